@@ -91,6 +91,8 @@ void forall(const char* label, const Exec& exec, const Bounds<N>& bounds, const 
                     " is ", bounds.extent[d], " (must be in 0..2^31-1)");
   if (bounds.size() == 0) return;
   if (exec.backend == Backend::Cuda) {
+    // Wrapping f in Unpack copies it: a kernel copy, which must not touch Array counts.
+    detail::KernelScope untracked;
     forall(label, exec, bounds.size(), detail::Unpack<N, F>{bounds, f});
     return;
   }

@@ -88,7 +88,7 @@ void cpu_team_launch(const char* label, Backend backend, const Teams& t, const F
   cpu_parallel_for(label, backend, blocks, [&](index_t b) {
     unsigned char* arena = cpu_arena.get(bytes);
 #if defined(TESSERA_BOUNDS_CHECK)
-    std::memset(arena, 0xFF, bytes);  // poison: unset shared memory reads as NaN
+    if (bytes > 0) std::memset(arena, 0xFF, bytes);  // poison: unset shared memory reads as NaN (no arena: null)
 #endif
     for (int l = 0; l < p.items_per_block; ++l) {
       TeamContext ctx(p, arena, b, l, 0, 0, 0, 0, 1);
