@@ -181,9 +181,6 @@ TEST(BoundsCheck, OutOfBoundsInCpuKernelNamesKernel) {
   }
 }
 
-#if defined(__CUDACC__)
-#pragma nv_diag_suppress 128  // "loop is not reachable", from inside gtest's EXPECT_DEATH
-#endif
 TEST(BoundsCheckDeathTest, OutOfBoundsInCudaKernelTraps) {
   TESSERA_SKIP_WITHOUT_BOUNDS_CHECK();
   TESSERA_SKIP_WITHOUT_GPU();

@@ -10,6 +10,9 @@
 /// For a given backend and size the result is the same bits every run: the CPU
 /// backends combine fixed 4096-element chunks in order (so serial and OpenMP agree);
 /// the GPU uses a grid whose shape depends on n only and a fixed-order tree.
+/// exclusive_scan is exact for integers everywhere and bitwise reproducible for
+/// floating point on the CPU backends; on the GPU (CUB) a floating-point scan can
+/// differ in the last bit between runs.
 
 #include <limits>
 

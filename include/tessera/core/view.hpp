@@ -39,7 +39,7 @@ struct ViewDebugInfo {
   }
 };
 
-/// Host side of a failed check: throws tessera::Error. Defined in src/core/view.cpp.
+/// Host side of a failed check: throws tessera::Error. Defined in src/core/errors.cpp.
 [[noreturn]] void view_error_host(const ViewDebugInfo& info, int rank, const index_t* idx, int nidx,
                                   const index_t* ext, bool space_error);
 
