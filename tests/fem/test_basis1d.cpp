@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fem_test_util.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -39,25 +41,6 @@ std::vector<double> random_points(int count, unsigned seed) {
   return x;
 }
 
-template <class F>
-std::string error_message(F&& f) {
-  try {
-    f();
-  } catch (const tessera::Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("(not a tessera::Error) ") + e.what();
-  }
-  return "(nothing thrown)";
-}
-
-#define EXPECT_ERROR_MENTIONS(stmt, ...)                                                       \
-  do {                                                                                         \
-    EXPECT_THROW(stmt, tessera::Error);                                                        \
-    const std::string msg_ = error_message([&] { stmt; });                                     \
-    for (const char* s_ : {__VA_ARGS__})                                                       \
-      EXPECT_NE(msg_.find(s_), std::string::npos) << "message: '" << msg_ << "' lacks '" << s_ << "'"; \
-  } while (0)
 
 }  // namespace
 

@@ -1,0 +1,34 @@
+#pragma once
+// Shared helpers of the fem tests: the message of an expected tessera::Error.
+#include <gtest/gtest.h>
+
+#include <exception>
+#include <string>
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::fem::test {
+
+/// Message of the tessera::Error that f() throws (or a note saying what happened instead).
+template <class F>
+std::string error_message(F&& f) {
+  try {
+    f();
+  } catch (const tessera::Error& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("(not a tessera::Error) ") + e.what();
+  }
+  return "(nothing thrown)";
+}
+
+}  // namespace tessera::fem::test
+
+/// Expects `stmt` to throw tessera::Error whose message contains every given substring.
+#define EXPECT_ERROR_MENTIONS(stmt, ...)                                                                  \
+  do {                                                                                                    \
+    EXPECT_THROW(stmt, tessera::Error);                                                                   \
+    const std::string msg_ = ::tessera::fem::test::error_message([&] { stmt; });                          \
+    for (const char* s_ : {__VA_ARGS__})                                                                  \
+      EXPECT_NE(msg_.find(s_), std::string::npos) << "message: '" << msg_ << "' lacks '" << s_ << "'"; \
+  } while (0)
