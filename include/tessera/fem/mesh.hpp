@@ -1,0 +1,158 @@
+#pragma once
+/// \file mesh.hpp
+/// `Mesh`: an unstructured first-order mesh of segments, triangles, quadrilaterals,
+/// tetrahedra and hexahedra (one or several geometries), with element attributes and
+/// boundary faces with attributes. Host data; spaces and kernels copy what they need to the
+/// device.
+///
+///     tessera::fem::Mesh m(2);                                   // 2-D
+///     m.add_vertex({0, 0}); m.add_vertex({1, 0}); m.add_vertex({0, 1});
+///     m.add_element(Geometry::Triangle, {0, 1, 2});              // attribute 1
+///     m.add_boundary(Geometry::Segment, {0, 1}, 3);              // boundary attribute 3
+///     m.validate();                                              // ids, NaNs, inverted elements
+///
+/// Element vertex lists use Gmsh's ordering (reference_element.hpp). The element map is the
+/// first-order (affine or multilinear) interpolation of the vertices.
+
+#include <array>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessera/core/macros.hpp"
+#include "tessera/fem/geometry.hpp"
+
+namespace tessera::fem {
+
+/// An unstructured mesh (see the file comment).
+class Mesh {
+ public:
+  Mesh() = default;
+  /// An empty mesh whose vertices have `space_dim` coordinates (1, 2 or 3).
+  explicit Mesh(int space_dim);
+
+  // ---- building -------------------------------------------------------------------------
+  /// Appends a vertex (space_dim() coordinates) and returns its index.
+  index_t add_vertex(std::span<const double> x);
+  index_t add_vertex(std::initializer_list<double> x) { return add_vertex(std::span<const double>(x.begin(), x.size())); }
+  /// Appends an element (num_vertices(g) vertex indices, Gmsh order) and returns its index.
+  /// Indices are checked by validate(), not here.
+  index_t add_element(Geometry g, std::span<const index_t> vertices, int attribute = 1);
+  index_t add_element(Geometry g, std::initializer_list<index_t> v, int attribute = 1) {
+    return add_element(g, std::span<const index_t>(v.begin(), v.size()), attribute);
+  }
+  /// Appends a boundary face (a geometry of dimension dim() - 1) and returns its index.
+  index_t add_boundary(Geometry g, std::span<const index_t> vertices, int attribute = 1);
+  index_t add_boundary(Geometry g, std::initializer_list<index_t> v, int attribute = 1) {
+    return add_boundary(g, std::span<const index_t>(v.begin(), v.size()), attribute);
+  }
+  /// Reserves storage for the given numbers of vertices, elements and boundary faces.
+  void reserve(index_t vertices, index_t elements, index_t boundary = 0);
+
+  // ---- queries --------------------------------------------------------------------------
+  /// Coordinates per vertex.
+  int space_dim() const { return sdim_; }
+  /// Largest element dimension (0 for a mesh without elements).
+  int dim() const { return dim_; }
+  index_t num_vertices() const { return sdim_ ? index_t(coords_.size()) / sdim_ : 0; }
+  index_t num_elements() const { return index_t(el_geom_.size()); }
+  /// Number of elements of geometry g.
+  index_t num_elements(Geometry g) const { return count_[static_cast<int>(g)]; }
+  index_t num_boundary() const { return index_t(bd_geom_.size()); }
+  /// True when every element has the same geometry (and there is at least one).
+  bool is_uniform() const;
+
+  /// Coordinate c of vertex v.
+  double vertex(index_t v, int c) const { return coords_[std::size_t(v * sdim_ + c)]; }
+  /// All vertex coordinates, vertex-major (num_vertices() * space_dim()).
+  std::span<const double> coordinates() const { return coords_; }
+  std::span<double> coordinates() { return coords_; }
+
+  Geometry element_geometry(index_t e) const { return el_geom_[std::size_t(e)]; }
+  std::span<const index_t> element_vertices(index_t e) const {
+    return {el_conn_.data() + el_off_[std::size_t(e)], std::size_t(el_off_[std::size_t(e) + 1] - el_off_[std::size_t(e)])};
+  }
+  int element_attribute(index_t e) const { return el_attr_[std::size_t(e)]; }
+  void set_element_attribute(index_t e, int a) { el_attr_[std::size_t(e)] = a; }
+
+  Geometry boundary_geometry(index_t b) const { return bd_geom_[std::size_t(b)]; }
+  std::span<const index_t> boundary_vertices(index_t b) const {
+    return {bd_conn_.data() + bd_off_[std::size_t(b)], std::size_t(bd_off_[std::size_t(b) + 1] - bd_off_[std::size_t(b)])};
+  }
+  int boundary_attribute(index_t b) const { return bd_attr_[std::size_t(b)]; }
+
+  /// Element connectivity in CSR form: element e owns element_connectivity()[offsets[e] ..
+  /// offsets[e + 1]).
+  std::span<const index_t> element_offsets() const { return el_off_; }
+  std::span<const index_t> element_connectivity() const { return el_conn_; }
+  std::span<const int> element_attributes() const { return el_attr_; }
+
+  /// Indices of the elements of geometry g, ascending.
+  std::vector<index_t> elements_of(Geometry g) const;
+
+  // ---- checks and geometry (mesh_geometry.cpp) -------------------------------------------
+  /// Checks the mesh and throws tessera::Error naming `source` (a file name or generator
+  /// spec, may be empty) and the first offending entity: vertex ids out of range, repeated
+  /// vertices in an element, non-finite coordinates, element dimensions that differ from
+  /// dim() (boundary: dim() - 1), and inverted or degenerate elements (det J <= 0 at a
+  /// vertex of the element when space_dim() == dim()).
+  void validate(const std::string& source = {}) const;
+
+  /// Jacobian dx/dxi of element e at reference point xi (dim(geometry) entries): J[r][c] =
+  /// d x_r / d xi_c, r < space_dim(), c < dim(element geometry); unused entries are 0.
+  std::array<std::array<double, 3>, 3> jacobian(index_t e, std::span<const double> xi) const;
+  /// Physical coordinates of reference point xi of element e (space_dim() entries used).
+  std::array<double, 3> map(index_t e, std::span<const double> xi) const;
+  /// det J (space_dim() == element dim) or sqrt(det(J^T J)) (embedded elements) at xi.
+  double det_jacobian(index_t e, std::span<const double> xi) const;
+  /// Length / area / volume of element e (exact for affine elements; quadrature exact for
+  /// the multilinear map's determinant otherwise).
+  double element_measure(index_t e) const;
+  /// Sum of element_measure over all elements.
+  double measure() const;
+  /// Smallest and largest det J over the vertices of every element.
+  std::array<double, 2> det_jacobian_range() const;
+  /// Smallest and largest vertex coordinates per direction: {min, max}.
+  std::array<std::array<double, 3>, 2> bounding_box() const;
+
+ private:
+  friend Mesh refine_uniformly(const Mesh&);
+  int sdim_ = 0, dim_ = 0;
+  std::vector<double> coords_;
+  std::vector<Geometry> el_geom_, bd_geom_;
+  std::vector<index_t> el_off_{0}, el_conn_, bd_off_{0}, bd_conn_;
+  std::vector<int> el_attr_, bd_attr_;
+  std::array<index_t, 5> count_{};
+};
+
+// ---- generators and refinement (mesh_generators.cpp) ------------------------------------
+
+/// Options of the box generators.
+struct BoxOptions {
+  /// Random displacement of interior vertices, as a fraction of the local cell size (0 = none,
+  /// values up to 0.3 keep every element valid; larger values are refused).
+  double perturb = 0.0;
+  /// Seed of the perturbation.
+  unsigned seed = 1;
+  /// Box extent (the box is [0, size[0]] x [0, size[1]] x [0, size[2]]).
+  std::array<double, 3> size{1.0, 1.0, 1.0};
+};
+
+/// Structured box mesh of geometry g with n[0] x n[1] (x n[2]) cells: segments, quads and
+/// hexes are the cells; triangles split each square in 2, tetrahedra split each cube in 6
+/// (conforming). Boundary faces carry attributes 1..2*dim (x = 0, x = max, y = 0, y = max,
+/// z = 0, z = max); elements attribute 1.
+Mesh box_mesh(Geometry g, std::array<int, 3> n, const BoxOptions& options = {});
+
+/// Uniform refinement: every element split into 2^dim children of its geometry (segments
+/// 2, triangles 4, quads 4, tets 8, hexes 8), boundary faces split accordingly, attributes
+/// inherited.
+Mesh refine_uniformly(const Mesh& mesh);
+
+/// Builds a mesh from a generator spec (syntax in docs/fem.md), e.g. "box:hex:10x10x10",
+/// "box:tri:100x100:perturb=0.2:seed=3:refine=2". Throws tessera::Error naming the spec and
+/// the problem. (Files are read by the io layer: tessera::io::load_mesh accepts both.)
+Mesh generate_mesh(const std::string& spec);
+
+}  // namespace tessera::fem
