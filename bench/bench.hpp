@@ -22,4 +22,22 @@ struct CoreOptions {
 /// launches that capture Arrays. Prints Markdown to `out`. Returns 0 on success.
 int run_core(const CoreOptions& opt, std::ostream& out);
 
+/// Options of the finite-element benchmarks (`tessera bench restriction|geometry`).
+struct FemOptions {
+  std::string backend = "auto";           ///< serial | openmp | cuda | auto
+  std::string mesh = "box:hex:100x100x100";  ///< generator spec or mesh file
+  int order = 3;                          ///< polynomial order p of the H1 space
+  int components = 1;                     ///< field components (restriction)
+  int reps = 20;                          ///< timed repetitions (median reported)
+  std::string json;                       ///< JSON-lines output file ("" = none)
+};
+
+/// Element restriction: gather (global -> element-local) and scatter-add (element-local ->
+/// global, atomic and atomic-free transpose-gather) bandwidth next to memcpy bandwidth.
+int run_restriction(const FemOptions& opt, std::ostream& out);
+
+/// Geometric factors at quadrature points (J, det J, J^-1, w det J J^-1 J^-T): time and
+/// bandwidth next to memcpy bandwidth.
+int run_geometry(const FemOptions& opt, std::ostream& out);
+
 }  // namespace tessera::bench
