@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.hpp"
+#include "bench_util.hpp"
 #include "tessera/core.hpp"
 
 namespace tessera::bench {
@@ -22,27 +23,6 @@ struct Row {
   double bytes = 0;  // per run
   double ms = 0;     // median
 };
-
-double time_median(const Exec& exec, int reps, const std::function<void()>& fn) {
-  fn();  // warm-up (module load, first-touch, attribute setting)
-  fn();
-  std::vector<double> t;
-  Timer timer(exec);
-  for (int r = 0; r < reps; ++r) {
-    timer.start();
-    fn();
-    t.push_back(timer.stop());
-  }
-  return median(t);
-}
-
-void fill_random(const Array<double>& a, unsigned seed) {
-  std::vector<double> h(static_cast<std::size_t>(a.size()));
-  std::mt19937_64 g(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  for (auto& v : h) v = u(g);
-  detail::copy_bytes(a.data(), a.space(), h.data(), Space::Host, a.bytes());
-}
 
 }  // namespace
 

@@ -1,0 +1,40 @@
+#pragma once
+/// \file bench_util.hpp
+/// Helpers shared by the benchmarks: median timing, random fills, the copy-bandwidth
+/// reference of the same run, and a JSON-lines sink.
+
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/core.hpp"
+
+namespace tessera::bench {
+
+/// Median time in ms of `reps` runs of fn on exec (two untimed warm-up runs first).
+double time_median(const Exec& exec, int reps, const std::function<void()>& fn);
+
+/// Fills `a` (any space) with uniform random values in [-1, 1) from `seed`.
+void fill_random(const Array<double>& a, unsigned seed);
+
+/// The copy reference of a run: cudaMemcpy device to device on a GPU, memcpy over one
+/// chunk per OpenMP thread on a CPU, of `n` doubles; returns GB/s (read + write bytes).
+/// `label` receives the reference's name.
+double copy_bandwidth_gbs(const Exec& exec, index_t n, int reps, std::string* label = nullptr);
+
+/// "NVIDIA H100 ... (132 SMs)" on a GPU, "N OpenMP threads" (or "serial") on a CPU.
+std::string describe(const Exec& exec);
+
+/// Appends JSON objects, one per line, to a file; does nothing when the path is empty.
+class JsonLines {
+ public:
+  explicit JsonLines(const std::string& path);
+  void write(const nlohmann::json& j);
+
+ private:
+  std::ofstream file_;
+};
+
+}  // namespace tessera::bench
