@@ -1,1 +1,681 @@
-// placeholder: filled in by the change that implements it
+// Reader of Gmsh MSH 2.2 and 4.1 files (ASCII and binary); see tessera/io/gmsh.hpp.
+#include "tessera/io/gmsh.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+#include <utility>
+
+#include "text_reader.hpp"
+
+namespace tessera::io {
+
+using detail::printable;
+using detail::TextReader;
+using fem::Geometry;
+
+namespace {
+
+constexpr long long kMaxTag = (1LL << 62);  // node and element tags: 0 .. 2^62
+constexpr long long kIntMin = INT_MIN, kIntMax = INT_MAX;
+
+/// What tessera knows about a Gmsh element type.
+struct ElementType {
+  int type = 0;         // Gmsh type number
+  int dim = 0;          // 0 (point) .. 3
+  int geometry = -1;    // fem::Geometry as int, -1 for a point
+  int corners = 0;      // vertices kept
+  int nodes = 0;        // nodes stored in the file
+  const char* name = "";
+};
+
+// Gmsh element types (Gmsh reference manual, "MSH file format"): the first-order ones and
+// their higher-order (Lagrange and serendipity) versions, whose first nodes are the corners
+// in first-order order.
+constexpr int S = int(Geometry::Segment), T = int(Geometry::Triangle), Q = int(Geometry::Quadrilateral),
+              Te = int(Geometry::Tetrahedron), H = int(Geometry::Hexahedron);
+constexpr ElementType kTypes[] = {
+    {15, 0, -1, 1, 1, "1-node point"},
+    {1, 1, S, 2, 2, "2-node line"},
+    {8, 1, S, 2, 3, "3-node second-order line"},
+    {26, 1, S, 2, 4, "4-node third-order line"},
+    {27, 1, S, 2, 5, "5-node fourth-order line"},
+    {28, 1, S, 2, 6, "6-node fifth-order line"},
+    {2, 2, T, 3, 3, "3-node triangle"},
+    {9, 2, T, 3, 6, "6-node second-order triangle"},
+    {20, 2, T, 3, 9, "9-node third-order incomplete triangle"},
+    {21, 2, T, 3, 10, "10-node third-order triangle"},
+    {22, 2, T, 3, 12, "12-node fourth-order incomplete triangle"},
+    {23, 2, T, 3, 15, "15-node fourth-order triangle"},
+    {24, 2, T, 3, 15, "15-node fifth-order incomplete triangle"},
+    {25, 2, T, 3, 21, "21-node fifth-order triangle"},
+    {3, 2, Q, 4, 4, "4-node quadrangle"},
+    {10, 2, Q, 4, 9, "9-node second-order quadrangle"},
+    {16, 2, Q, 4, 8, "8-node second-order quadrangle"},
+    {36, 2, Q, 4, 16, "16-node third-order quadrangle"},
+    {37, 2, Q, 4, 25, "25-node fourth-order quadrangle"},
+    {4, 3, Te, 4, 4, "4-node tetrahedron"},
+    {11, 3, Te, 4, 10, "10-node second-order tetrahedron"},
+    {29, 3, Te, 4, 20, "20-node third-order tetrahedron"},
+    {30, 3, Te, 4, 35, "35-node fourth-order tetrahedron"},
+    {31, 3, Te, 4, 56, "56-node fifth-order tetrahedron"},
+    {5, 3, H, 8, 8, "8-node hexahedron"},
+    {12, 3, H, 8, 27, "27-node second-order hexahedron"},
+    {17, 3, H, 8, 20, "20-node second-order hexahedron"},
+    {92, 3, H, 8, 64, "64-node third-order hexahedron"},
+    {93, 3, H, 8, 125, "125-node fourth-order hexahedron"},
+};
+
+const ElementType* find_type(long long type) {
+  for (const ElementType& t : kTypes)
+    if (t.type == type) return &t;
+  return nullptr;
+}
+
+/// Why a Gmsh element type is not read.
+std::string unsupported_type(long long type) {
+  std::string what;
+  switch (type) {
+    case 6: what = " (6-node prism)"; break;
+    case 7: what = " (5-node pyramid)"; break;
+    case 13: what = " (18-node second-order prism)"; break;
+    case 14: what = " (14-node second-order pyramid)"; break;
+    case 18: what = " (15-node second-order prism)"; break;
+    case 19: what = " (13-node second-order pyramid)"; break;
+    default: what = ""; break;
+  }
+  return ::tessera::detail::concat("element type ", type, what,
+                        " is not supported: tessera reads points, lines, triangles, quadrangles, tetrahedra and hexahedra "
+                        "(Gmsh types 15, 1, 2, 3, 4, 5 and their higher-order versions); remesh without that element "
+                        "type or remove it from the physical groups");
+}
+
+/// Node tag -> index of the node in reading order; dense below a limit, hashed above.
+class NodeMap {
+ public:
+  void init(long long declared) { dense_limit_ = 2 * declared + 1024; }
+  /// Inserts tag -> index; returns false when the tag is already present.
+  bool insert(long long tag, index_t index) {
+    if (tag >= 0 && tag < dense_limit_) {
+      if (std::size_t(tag) >= dense_.size()) dense_.resize(std::max<std::size_t>(std::size_t(tag) + 1, 2 * dense_.size()), -1);
+      if (dense_[std::size_t(tag)] >= 0) return false;
+      dense_[std::size_t(tag)] = index;
+      return true;
+    }
+    return sparse_.emplace(tag, index).second;
+  }
+  /// Index of `tag`, -1 when absent.
+  index_t find(long long tag) const {
+    if (tag >= 0 && tag < dense_limit_) return std::size_t(tag) < dense_.size() ? dense_[std::size_t(tag)] : -1;
+    const auto it = sparse_.find(tag);
+    return it == sparse_.end() ? -1 : it->second;
+  }
+
+ private:
+  long long dense_limit_ = 1024;
+  std::vector<index_t> dense_;
+  std::unordered_map<long long, index_t> sparse_;
+};
+
+/// The state of one file being read.
+struct GmshFile {
+  explicit GmshFile(std::string_view bytes, const std::string& name) : r(bytes, name) {}
+  TextReader r;
+  int major = 0;  // 2 or 4
+  bool binary = false;
+  bool have_nodes = false, have_elements = false;
+
+  // nodes in reading order
+  std::vector<long long> node_tags;
+  std::vector<double> xyz;
+  NodeMap node_map;
+
+  // elements in reading order
+  std::vector<const ElementType*> el_type;
+  std::vector<int> el_attr;       // MSH 2.2: the attribute; MSH 4.1: the entity tag
+  std::vector<index_t> el_nodes;  // corner nodes, indices into node_tags
+  long long high_order = 0;
+  std::set<int> high_order_types;
+
+  // MSH 4.1 entities: (dim, tag) -> first physical tag (0 when none)
+  std::map<std::pair<int, int>, int> entity_physical;
+
+  void read();
+  void read_format();
+  void skip_section(std::string_view section);
+  void expect_end(std::string_view section, const char* hint);
+  void read_nodes_22();
+  void read_elements_22();
+  void read_entities_41();
+  void read_nodes_41();
+  void read_elements_41();
+  void add_node(long long tag, const double* x, std::size_t where);
+  index_t node_index(long long tag, long long element, std::size_t where);
+  fem::Mesh build(std::vector<std::string>* warnings);
+
+  /// Fails at the last ASCII token or at binary offset `where`.
+  template <class... Args>
+  [[noreturn]] void fail_at(std::size_t where, Args&&... args) const {
+    if (binary)
+      r.fail_offset(where, std::forward<Args>(args)...);
+    else
+      r.fail_line(where, std::forward<Args>(args)...);
+  }
+};
+
+void GmshFile::read() {
+  if (r.at_end()) fail(r.name(), ": the file is empty; expected a Gmsh MSH file starting with $MeshFormat");
+  while (!r.at_end()) {
+    const std::string_view tok = r.token("a section header");
+    if (tok.front() != '$')
+      r.fail_token("expected a section header such as $Nodes, found '", printable(tok),
+                   "'; the file is not a Gmsh MSH file, or a count before this line is wrong");
+    const std::string_view section = tok.substr(1);
+    if (major == 0 && section != "MeshFormat")
+      r.fail_token("the file does not start with a $MeshFormat section (found '", printable(tok),
+                   "'); is it a Gmsh MSH file?");
+    if (section == "MeshFormat") {
+      if (major != 0) r.fail_token("a second $MeshFormat section");
+      read_format();
+    } else if (section == "Nodes") {
+      if (have_nodes) r.fail_token("a second $Nodes section; tessera reads files with one");
+      if (major == 2) read_nodes_22(); else read_nodes_41();
+      have_nodes = true;
+    } else if (section == "Elements") {
+      if (have_elements) r.fail_token("a second $Elements section; tessera reads files with one");
+      if (!have_nodes) r.fail_token("$Elements comes before $Nodes; the nodes must come first");
+      if (major == 2) read_elements_22(); else read_elements_41();
+      have_elements = true;
+    } else if (section == "Entities" && major == 4) {
+      if (!entity_physical.empty()) r.fail_token("a second $Entities section");
+      read_entities_41();
+    } else if (section == "PartitionedEntities") {
+      r.fail_token("the mesh is partitioned ($PartitionedEntities); tessera reads unpartitioned meshes: save it "
+                   "without partitions (e.g. gmsh -part 0 or Mesh.PartitionOldStyleMsh2 off)");
+    } else if (section.substr(0, 3) == "End") {
+      r.fail_token("'", printable(tok), "' without its opening section");
+    } else {
+      skip_section(section);
+    }
+  }
+  if (major == 0) fail(r.name(), ": no $MeshFormat section; is it a Gmsh MSH file?");
+  if (!have_nodes) fail(r.name(), ": no $Nodes section; the file is truncated or not a mesh");
+  if (!have_elements) fail(r.name(), ": no $Elements section; the file is truncated or not a mesh");
+}
+
+void GmshFile::read_format() {
+  r.end_line("$MeshFormat");
+  const std::string_view version = r.token("the MSH version");
+  if (version == "2.2" || version == "2.1" || version == "2")
+    major = 2;
+  else if (version == "4.1")
+    major = 4;
+  else
+    r.fail_token("MSH version '", printable(version), "' is not supported; tessera reads versions 2.2 and 4.1: "
+                 "re-save the mesh with gmsh -format msh22 or -format msh41");
+  const long long type = r.integer("the file type (0 ASCII, 1 binary)", 0, 1);
+  binary = type == 1;
+  if (binary) r.set_binary();
+  const long long data_size = r.integer("the data size", 0, 64);
+  if (data_size != 8)
+    r.fail_token("data size ", data_size, " is not supported; tessera reads files with 8-byte ",
+                 major == 2 ? "reals" : "sizes", " (as Gmsh writes on 64-bit machines)");
+  if (binary) {
+    r.end_line("the $MeshFormat line");
+    const std::size_t at = r.offset();
+    const auto one = r.binary<std::int32_t>("the byte order marker");
+    if (one == 0x01000000)
+      r.fail_offset(at, "the binary file has the opposite byte order (big-endian) of this machine; tessera reads "
+                        "binary MSH files of its own byte order only: convert it to ASCII with gmsh");
+    if (one != 1) r.fail_offset(at, "the binary byte order marker is ", one, " instead of 1; the file is corrupt");
+  }
+  expect_end("MeshFormat", "the $MeshFormat section holds one line (version, file type, data size)");
+}
+
+void GmshFile::skip_section(std::string_view section) {
+  const std::string end = "$End" + std::string(section);
+  const std::size_t start = r.token_offset();
+  const std::size_t at = r.bytes().find(end, r.offset());
+  if (at == std::string_view::npos)
+    r.fail_line(start, "section $", printable(section), " has no ", printable(end), "; the file is truncated");
+  r.seek(at + end.size());
+}
+
+void GmshFile::expect_end(std::string_view section, const char* hint) {
+  const std::string end = "$End" + std::string(section);
+  const std::string_view tok = r.token(end.c_str());
+  if (tok != end) r.fail_token("expected ", end, ", found '", printable(tok), "'; ", hint);
+}
+
+void GmshFile::add_node(long long tag, const double* x, std::size_t where) {
+  for (int c = 0; c < 3; ++c)
+    if (!std::isfinite(x[c])) fail_at(where, "node ", tag, " has a non-finite coordinate (", x[c], ")");
+  if (!node_map.insert(tag, index_t(node_tags.size()))) fail_at(where, "node tag ", tag, " is defined twice");
+  node_tags.push_back(tag);
+  xyz.insert(xyz.end(), x, x + 3);
+}
+
+index_t GmshFile::node_index(long long tag, long long element, std::size_t where) {
+  const index_t i = node_map.find(tag);
+  if (i < 0) fail_at(where, "element ", element, " uses node tag ", tag, ", which $Nodes does not define");
+  return i;
+}
+
+// ---- MSH 2.2 ------------------------------------------------------------------------------
+
+void GmshFile::read_nodes_22() {
+  r.end_line("$Nodes");
+  const long long n = r.integer("the number of nodes", 0, LLONG_MAX);
+  r.check_count(n, binary ? 28 : 8, "the number of nodes");
+  node_map.init(n);
+  node_tags.reserve(std::size_t(n));
+  xyz.reserve(std::size_t(3 * n));
+  if (binary) {
+    r.end_line("the number of nodes");
+    r.check_binary(std::uint64_t(n), 28, "$Nodes");
+    for (long long i = 0; i < n; ++i) {
+      const std::size_t at = r.offset();
+      const long long tag = r.binary<std::int32_t>("a node tag");
+      double x[3];
+      for (double& c : x) c = r.binary<double>("a node coordinate");
+      add_node(tag, x, at);
+    }
+  } else {
+    for (long long i = 0; i < n; ++i) {
+      const long long tag = r.integer("a node tag", 0, kMaxTag);
+      const std::size_t at = r.token_offset();
+      double x[3];
+      for (double& c : x) c = r.real("a node coordinate");
+      add_node(tag, x, at);
+    }
+  }
+  expect_end("Nodes", "the number of nodes does not match the nodes listed");
+}
+
+void GmshFile::read_elements_22() {
+  r.end_line("$Elements");
+  const long long n = r.integer("the number of elements", 0, LLONG_MAX);
+  r.check_count(n, binary ? 16 : 8, "the number of elements");
+  el_type.reserve(std::size_t(n));
+  el_attr.reserve(std::size_t(n));
+  if (binary) {
+    r.end_line("the number of elements");
+    long long done = 0;
+    while (done < n) {
+      const std::size_t at = r.offset();
+      const long long type = r.binary<std::int32_t>("an element type");
+      const long long count = r.binary<std::int32_t>("a number of elements");
+      const long long ntags = r.binary<std::int32_t>("a number of tags");
+      const ElementType* t = find_type(type);
+      if (!t) r.fail_offset(at, unsupported_type(type));
+      if (count < 1 || count > n - done)
+        r.fail_offset(at + 4, "element block of ", count, " elements: expected 1 to ", n - done,
+                      " (the elements left of the declared ", n, "); the file is corrupt");
+      if (ntags < 0 || ntags > 1024) r.fail_offset(at + 8, "element block with ", ntags, " tags per element (expected 0 to 1024)");
+      r.check_binary(std::uint64_t(count), std::uint64_t(4 * (1 + ntags + t->nodes)), "an element block");
+      for (long long e = 0; e < count; ++e) {
+        const long long id = r.binary<std::int32_t>("an element tag");
+        int tags[2] = {0, 0};
+        for (long long k = 0; k < ntags; ++k) {
+          const int v = r.binary<std::int32_t>("an element tag");
+          if (k < 2) tags[k] = v;
+        }
+        for (int k = 0; k < t->nodes; ++k) {
+          const std::size_t where = r.offset();
+          const long long tag = r.binary<std::int32_t>("a node tag");
+          if (k < t->corners) el_nodes.push_back(node_index(tag, id, where));
+        }
+        el_type.push_back(t);
+        el_attr.push_back(tags[0] != 0 ? tags[0] : (tags[1] != 0 ? tags[1] : 1));
+        if (t->nodes != t->corners) ++high_order, high_order_types.insert(t->type);
+      }
+      done += count;
+    }
+  } else {
+    for (long long e = 0; e < n; ++e) {
+      const long long id = r.integer("an element tag", 0, kMaxTag);
+      const long long type = r.integer("an element type", 0, kIntMax);
+      const ElementType* t = find_type(type);
+      if (!t) r.fail_token(unsupported_type(type));
+      const long long ntags = r.integer("the number of element tags", 0, 1024);
+      int tags[2] = {0, 0};
+      for (long long k = 0; k < ntags; ++k) {
+        const long long v = r.integer("an element tag", kIntMin, kIntMax);
+        if (k < 2) tags[k] = int(v);
+      }
+      for (int k = 0; k < t->nodes; ++k) {
+        const long long tag = r.integer("a node tag", 0, kMaxTag);
+        if (k < t->corners) el_nodes.push_back(node_index(tag, id, r.token_offset()));
+      }
+      el_type.push_back(t);
+      el_attr.push_back(tags[0] != 0 ? tags[0] : (tags[1] != 0 ? tags[1] : 1));
+      if (t->nodes != t->corners) ++high_order, high_order_types.insert(t->type);
+    }
+  }
+  expect_end("Elements", "the number of elements does not match the elements listed, or an element has the wrong "
+                         "number of nodes for its type");
+}
+
+// ---- MSH 4.1 ------------------------------------------------------------------------------
+
+void GmshFile::read_entities_41() {
+  r.end_line("$Entities");
+  long long counts[4];
+  if (binary) {
+    for (long long& c : counts) {
+      const std::size_t at = r.offset();
+      const std::uint64_t v = r.binary<std::uint64_t>("a number of entities");
+      if (v > r.remaining() / 4) r.fail_offset(at, "number of entities ", v, " does not fit into the rest of the file; the count is wrong or the file is truncated");
+      c = (long long)v;
+    }
+  } else {
+    for (long long& c : counts) {
+      c = r.integer("a number of entities", 0, LLONG_MAX);
+      r.check_count(c, 10, "the number of entities");
+    }
+  }
+  for (int dim = 0; dim < 4; ++dim) {
+    for (long long i = 0; i < counts[dim]; ++i) {
+      int tag = 0;
+      long long nphys = 0;
+      int first_phys = 0;
+      if (binary) {
+        tag = r.binary<std::int32_t>("an entity tag");
+        for (int k = 0; k < (dim == 0 ? 3 : 6); ++k) r.binary<double>("an entity coordinate");
+        const std::uint64_t np = r.binary<std::uint64_t>("a number of physical tags");
+        r.check_binary(np, 4, "the physical tags of an entity");
+        for (std::uint64_t k = 0; k < np; ++k) {
+          const int p = r.binary<std::int32_t>("a physical tag");
+          if (k == 0) first_phys = p;
+        }
+        nphys = (long long)np;
+        if (dim > 0) {
+          const std::uint64_t nb = r.binary<std::uint64_t>("a number of bounding entities");
+          r.check_binary(nb, 4, "the bounding entities of an entity");
+          for (std::uint64_t k = 0; k < nb; ++k) r.binary<std::int32_t>("a bounding entity tag");
+        }
+      } else {
+        tag = int(r.integer("an entity tag", kIntMin, kIntMax));
+        for (int k = 0; k < (dim == 0 ? 3 : 6); ++k) r.real("an entity coordinate");
+        nphys = r.integer("a number of physical tags", 0, LLONG_MAX);
+        r.check_count(nphys, 2, "the number of physical tags");
+        for (long long k = 0; k < nphys; ++k) {
+          const int p = int(r.integer("a physical tag", kIntMin, kIntMax));
+          if (k == 0) first_phys = p;
+        }
+        if (dim > 0) {
+          const long long nb = r.integer("a number of bounding entities", 0, LLONG_MAX);
+          r.check_count(nb, 2, "the number of bounding entities");
+          for (long long k = 0; k < nb; ++k) r.integer("a bounding entity tag", kIntMin, kIntMax);
+        }
+      }
+      entity_physical[{dim, tag}] = nphys > 0 ? first_phys : 0;
+    }
+  }
+  // An empty $Entities section still marks the section as read.
+  entity_physical.emplace(std::pair<int, int>{-1, 0}, 0);
+  expect_end("Entities", "the entity counts do not match the entities listed");
+}
+
+void GmshFile::read_nodes_41() {
+  r.end_line("$Nodes");
+  long long nblocks = 0, n = 0;
+  if (binary) {
+    const std::size_t at = r.offset();
+    const std::uint64_t b = r.binary<std::uint64_t>("the number of node blocks");
+    const std::uint64_t nn = r.binary<std::uint64_t>("the number of nodes");
+    r.binary<std::uint64_t>("the smallest node tag");
+    r.binary<std::uint64_t>("the largest node tag");
+    if (b > r.remaining() / 20) r.fail_offset(at, "number of node blocks ", b, " does not fit into the rest of the file; the count is wrong or the file is truncated");
+    if (nn > r.remaining() / 32) r.fail_offset(at + 8, "number of nodes ", nn, " does not fit into the rest of the file; the count is wrong or the file is truncated");
+    nblocks = (long long)b;
+    n = (long long)nn;
+  } else {
+    nblocks = r.integer("the number of node blocks", 0, LLONG_MAX);
+    r.check_count(nblocks, 8, "the number of node blocks");
+    n = r.integer("the number of nodes", 0, LLONG_MAX);
+    r.check_count(n, 8, "the number of nodes");
+    r.integer("the smallest node tag", 0, LLONG_MAX);
+    r.integer("the largest node tag", 0, LLONG_MAX);
+  }
+  node_map.init(n);
+  node_tags.reserve(std::size_t(n));
+  xyz.reserve(std::size_t(3 * n));
+  long long done = 0;
+  std::vector<long long> tags;
+  for (long long b = 0; b < nblocks; ++b) {
+    long long edim = 0, param = 0, count = 0;
+    const std::size_t block_at = binary ? r.offset() : 0;
+    if (binary) {
+      edim = r.binary<std::int32_t>("an entity dimension");
+      r.binary<std::int32_t>("an entity tag");
+      param = r.binary<std::int32_t>("the parametric flag");
+      const std::uint64_t c = r.binary<std::uint64_t>("the number of nodes in a block");
+      if (edim < 0 || edim > 3) r.fail_offset(block_at, "entity dimension ", edim, " is not 0 to 3");
+      if (param != 0 && param != 1) r.fail_offset(block_at + 8, "parametric flag ", param, " is not 0 or 1");
+      if (c > std::uint64_t(n - done))
+        r.fail_offset(block_at + 12, "node block of ", c, " nodes exceeds the ", n - done,
+                      " nodes left of the declared ", n);
+      count = (long long)c;
+    } else {
+      edim = r.integer("an entity dimension", 0, 3);
+      r.integer("an entity tag", kIntMin, kIntMax);
+      param = r.integer("the parametric flag", 0, 1);
+      count = r.integer("the number of nodes in a block", 0, n - done);
+    }
+    const int ncoord = 3 + (param ? int(edim) : 0);
+    tags.clear();
+    if (binary) {
+      r.check_binary(std::uint64_t(count), std::uint64_t(8 + 8 * ncoord), "a node block");
+      tags.resize(std::size_t(count));
+      for (auto& t : tags) {
+        const std::size_t at = r.offset();
+        const std::uint64_t v = r.binary<std::uint64_t>("a node tag");
+        if (v > std::uint64_t(kMaxTag)) r.fail_offset(at, "node tag ", v, " is out of range (at most 2^62)");
+        t = (long long)v;
+      }
+      for (long long i = 0; i < count; ++i) {
+        const std::size_t at = r.offset();
+        double x[3];
+        for (int c = 0; c < ncoord; ++c) {
+          const double v = r.binary<double>("a node coordinate");
+          if (c < 3) x[c] = v;
+        }
+        add_node(tags[std::size_t(i)], x, at);
+      }
+    } else {
+      tags.resize(std::size_t(count));
+      for (auto& t : tags) t = r.integer("a node tag", 0, kMaxTag);
+      for (long long i = 0; i < count; ++i) {
+        double x[3];
+        std::size_t at = 0;
+        for (int c = 0; c < ncoord; ++c) {
+          const double v = r.real("a node coordinate");
+          if (c == 0) at = r.token_offset();
+          if (c < 3) x[c] = v;
+        }
+        add_node(tags[std::size_t(i)], x, at);
+      }
+    }
+    done += count;
+  }
+  if (done != n) fail_at(r.offset(), "the node blocks hold ", done, " nodes, but the $Nodes header declares ", n);
+  expect_end("Nodes", "the node counts do not match the nodes listed");
+}
+
+void GmshFile::read_elements_41() {
+  r.end_line("$Elements");
+  long long nblocks = 0, n = 0;
+  if (binary) {
+    const std::size_t at = r.offset();
+    const std::uint64_t b = r.binary<std::uint64_t>("the number of element blocks");
+    const std::uint64_t nn = r.binary<std::uint64_t>("the number of elements");
+    r.binary<std::uint64_t>("the smallest element tag");
+    r.binary<std::uint64_t>("the largest element tag");
+    if (b > r.remaining() / 20) r.fail_offset(at, "number of element blocks ", b, " does not fit into the rest of the file; the count is wrong or the file is truncated");
+    if (nn > r.remaining() / 16) r.fail_offset(at + 8, "number of elements ", nn, " does not fit into the rest of the file; the count is wrong or the file is truncated");
+    nblocks = (long long)b;
+    n = (long long)nn;
+  } else {
+    nblocks = r.integer("the number of element blocks", 0, LLONG_MAX);
+    r.check_count(nblocks, 8, "the number of element blocks");
+    n = r.integer("the number of elements", 0, LLONG_MAX);
+    r.check_count(n, 4, "the number of elements");
+    r.integer("the smallest element tag", 0, LLONG_MAX);
+    r.integer("the largest element tag", 0, LLONG_MAX);
+  }
+  el_type.reserve(std::size_t(n));
+  el_attr.reserve(std::size_t(n));
+  long long done = 0;
+  for (long long b = 0; b < nblocks; ++b) {
+    long long edim = 0, etag = 0, type = 0, count = 0;
+    const ElementType* t = nullptr;
+    if (binary) {
+      const std::size_t at = r.offset();
+      edim = r.binary<std::int32_t>("an entity dimension");
+      etag = r.binary<std::int32_t>("an entity tag");
+      type = r.binary<std::int32_t>("an element type");
+      const std::uint64_t c = r.binary<std::uint64_t>("the number of elements in a block");
+      t = find_type(type);
+      if (!t) r.fail_offset(at + 8, unsupported_type(type));
+      if (edim != t->dim)
+        r.fail_offset(at, "element block of type ", type, " (", t->name, ") on an entity of dimension ", edim);
+      if (c > std::uint64_t(n - done))
+        r.fail_offset(at + 12, "element block of ", c, " elements exceeds the ", n - done,
+                      " elements left of the declared ", n);
+      count = (long long)c;
+      r.check_binary(std::uint64_t(count), std::uint64_t(8 * (1 + t->nodes)), "an element block");
+    } else {
+      edim = r.integer("an entity dimension", 0, 3);
+      etag = r.integer("an entity tag", kIntMin, kIntMax);
+      type = r.integer("an element type", 0, kIntMax);
+      t = find_type(type);
+      if (!t) r.fail_token(unsupported_type(type));
+      if (edim != t->dim) r.fail_token("element block of type ", type, " (", t->name, ") on an entity of dimension ", edim);
+      count = r.integer("the number of elements in a block", 0, n - done);
+    }
+    for (long long e = 0; e < count; ++e) {
+      long long id = 0;
+      if (binary) {
+        const std::uint64_t v = r.binary<std::uint64_t>("an element tag");
+        id = v > std::uint64_t(kMaxTag) ? -1 : (long long)v;
+      } else {
+        id = r.integer("an element tag", 0, kMaxTag);
+      }
+      for (int k = 0; k < t->nodes; ++k) {
+        long long tag = 0;
+        std::size_t where = 0;
+        if (binary) {
+          where = r.offset();
+          const std::uint64_t v = r.binary<std::uint64_t>("a node tag");
+          tag = v > std::uint64_t(kMaxTag) ? -1 : (long long)v;
+        } else {
+          tag = r.integer("a node tag", 0, kMaxTag);
+          where = r.token_offset();
+        }
+        if (k < t->corners) el_nodes.push_back(node_index(tag, id, where));
+      }
+      el_type.push_back(t);
+      el_attr.push_back(int(etag));
+      if (t->nodes != t->corners) ++high_order, high_order_types.insert(t->type);
+    }
+    done += count;
+  }
+  if (done != n) fail_at(r.offset(), "the element blocks hold ", done, " elements, but the $Elements header declares ", n);
+  expect_end("Elements", "the element counts do not match the elements listed, or an element has the wrong number "
+                         "of nodes for its type");
+}
+
+// ---- the mesh -----------------------------------------------------------------------------
+
+fem::Mesh GmshFile::build(std::vector<std::string>* warnings) {
+  const std::string& name = r.name();
+  int dim = -1;
+  for (const ElementType* t : el_type) dim = std::max(dim, t->dim);
+  if (dim < 0) fail(name, ": the file has no elements; tessera needs elements of dimension 1 to 3");
+  if (dim == 0) fail(name, ": the file has only point elements; tessera needs elements of dimension 1 to 3");
+
+  // MSH 4.1: attributes from the entities' physical tags.
+  if (major == 4) {
+    for (std::size_t e = 0; e < el_type.size(); ++e) {
+      const auto it = entity_physical.find({el_type[e]->dim, el_attr[e]});
+      if (it != entity_physical.end() && it->second != 0) el_attr[e] = it->second;
+    }
+  }
+
+  // Nodes of kept elements, numbered in increasing tag order.
+  const int bdim = dim - 1;
+  auto kept = [&](const ElementType* t) { return t->dim == dim || (bdim >= 1 && t->dim == bdim); };
+  std::vector<char> used(node_tags.size(), 0);
+  index_t nel = 0, nbd = 0;
+  {
+    std::size_t k = 0;
+    for (const ElementType* t : el_type) {
+      if (kept(t)) {
+        for (int c = 0; c < t->corners; ++c) used[std::size_t(el_nodes[k + std::size_t(c)])] = 1;
+        (t->dim == dim ? nel : nbd)++;
+      }
+      k += std::size_t(t->corners);
+    }
+  }
+  std::vector<index_t> order;
+  for (std::size_t i = 0; i < used.size(); ++i)
+    if (used[i]) order.push_back(index_t(i));
+  std::sort(order.begin(), order.end(),
+            [&](index_t a, index_t b) { return node_tags[std::size_t(a)] < node_tags[std::size_t(b)]; });
+  std::vector<index_t> new_index(node_tags.size(), -1);
+  for (std::size_t i = 0; i < order.size(); ++i) new_index[std::size_t(order[i])] = index_t(i);
+
+  int sdim = dim;
+  for (index_t v : order)
+    for (int c = dim; c < 3; ++c)
+      if (xyz[std::size_t(3 * v + c)] != 0.0) sdim = 3;
+
+  fem::Mesh mesh(sdim);
+  mesh.reserve(index_t(order.size()), nel, nbd);
+  for (index_t v : order) mesh.add_vertex(std::span<const double>(xyz.data() + 3 * v, std::size_t(sdim)));
+  std::size_t k = 0;
+  index_t verts[8];
+  for (std::size_t e = 0; e < el_type.size(); ++e) {
+    const ElementType* t = el_type[e];
+    if (kept(t)) {
+      for (int c = 0; c < t->corners; ++c) verts[c] = new_index[std::size_t(el_nodes[k + std::size_t(c)])];
+      const std::span<const index_t> vs(verts, std::size_t(t->corners));
+      if (t->dim == dim)
+        mesh.add_element(Geometry(t->geometry), vs, el_attr[e]);
+      else
+        mesh.add_boundary(Geometry(t->geometry), vs, el_attr[e]);
+    }
+    k += std::size_t(t->corners);
+  }
+
+  if (high_order > 0) {
+    std::ostringstream types;
+    for (int ty : high_order_types) types << (types.tellp() > 0 ? ", " : "") << ty;
+    detail::warn(warnings, ::tessera::detail::concat(name, ": ", high_order, " elements of order 2 or higher (Gmsh types ",
+                                          types.str(), ") were read as first-order elements: only their corner nodes "
+                                          "are kept, so curved geometry is lost"));
+  }
+  detail::validate_mesh(mesh, name);
+  return mesh;
+}
+
+}  // namespace
+
+fem::Mesh read_gmsh_bytes(std::string_view bytes, const std::string& name, std::vector<std::string>* warnings) {
+  GmshFile f(bytes, name);
+  f.read();
+  return f.build(warnings);
+}
+
+fem::Mesh read_gmsh(const std::string& path, std::vector<std::string>* warnings) {
+  const std::string bytes = detail::read_file(path, "read_gmsh");
+  return read_gmsh_bytes(bytes, path, warnings);
+}
+
+}  // namespace tessera::io

@@ -1,1 +1,545 @@
-// placeholder: filled in by the change that implements it
+// Tests of the Gmsh MSH reader: committed files in data/, meshes that gmsh makes from geo/
+// at test time (in all four encodings), and malformed inputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fem_test_util.hpp"
+#include "tessera/io/gmsh.hpp"
+
+namespace {
+
+using tessera::fem::Geometry;
+using tessera::fem::Mesh;
+using tessera::io::read_gmsh;
+using tessera::io::read_gmsh_bytes;
+
+std::string data_path(const std::string& f) { return std::string(TESSERA_IO_TEST_DATA) + "/" + f; }
+std::string geo_path(const std::string& f) { return std::string(TESSERA_IO_TEST_GEO) + "/" + f; }
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "cannot open " << path;
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// Counts of the elements of each Gmsh type in an ASCII MSH 2.2 file, parsed independently
+/// of the reader (one element per line: id type ...).
+std::map<int, int> count_types_v22(const std::string& text) {
+  std::map<int, int> counts;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line) && line.rfind("$Elements", 0) != 0) {
+  }
+  int n = 0;
+  in >> n;
+  std::getline(in, line);
+  for (int i = 0; i < n && std::getline(in, line); ++i) {
+    std::istringstream ls(line);
+    int id = 0, type = 0;
+    ls >> id >> type;
+    ++counts[type];
+  }
+  return counts;
+}
+
+/// Checks the boundary attributes of the geo/ meshes: attribute 11 + 2 * axis + side marks
+/// the face x_axis = side of the unit square or cube; every such face must be present.
+void expect_box_boundary_attributes(const Mesh& m) {
+  std::map<int, int> seen;
+  for (tessera::index_t b = 0; b < m.num_boundary(); ++b) {
+    const int a = m.boundary_attribute(b);
+    ASSERT_GE(a, 11);
+    ASSERT_LT(a, 11 + 2 * m.dim());
+    ++seen[a];
+    const int axis = (a - 11) / 2;
+    const double side = (a - 11) % 2;
+    // Gmsh writes the box faces' coordinates exactly (0 and 1 come from the geo points).
+    for (tessera::index_t v : m.boundary_vertices(b)) EXPECT_EQ(m.vertex(v, axis), side) << "boundary face " << b;
+  }
+  EXPECT_EQ(int(seen.size()), 2 * m.dim());
+}
+
+/// Equality of two meshes: connectivity, geometries and attributes exactly, coordinates
+/// within `coord_tol`.
+void expect_same_mesh(const Mesh& a, const Mesh& b, const std::string& what, double coord_tol) {
+  SCOPED_TRACE(what);
+  ASSERT_EQ(a.space_dim(), b.space_dim());
+  ASSERT_EQ(a.num_vertices(), b.num_vertices());
+  ASSERT_EQ(a.num_elements(), b.num_elements());
+  ASSERT_EQ(a.num_boundary(), b.num_boundary());
+  for (std::size_t i = 0; i < a.coordinates().size(); ++i)
+    ASSERT_NEAR(a.coordinates()[i], b.coordinates()[i], coord_tol) << "coordinate " << i;
+  for (tessera::index_t e = 0; e < a.num_elements(); ++e) {
+    ASSERT_EQ(a.element_geometry(e), b.element_geometry(e));
+    ASSERT_EQ(a.element_attribute(e), b.element_attribute(e));
+    const auto va = a.element_vertices(e), vb = b.element_vertices(e);
+    ASSERT_TRUE(std::equal(va.begin(), va.end(), vb.begin(), vb.end())) << "element " << e;
+  }
+  for (tessera::index_t f = 0; f < a.num_boundary(); ++f) {
+    ASSERT_EQ(a.boundary_geometry(f), b.boundary_geometry(f));
+    ASSERT_EQ(a.boundary_attribute(f), b.boundary_attribute(f));
+    const auto va = a.boundary_vertices(f), vb = b.boundary_vertices(f);
+    ASSERT_TRUE(std::equal(va.begin(), va.end(), vb.begin(), vb.end())) << "boundary face " << f;
+  }
+}
+
+// The measures below are sums of some hundred element areas/volumes of straight-sided
+// elements tiling the unit box exactly; rounding in the coordinates (printed with 16
+// digits) and in the sums stays far below 1e-12.
+constexpr double kMeasureTol = 1e-12;
+
+// ---- committed files ----------------------------------------------------------------------
+
+TEST(GmshData, SquareTrianglesV22) {
+  const std::string path = data_path("square_tri_v22.msh");
+  std::vector<std::string> warnings;
+  const Mesh m = read_gmsh(path, &warnings);
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_NO_THROW(m.validate(path));
+  EXPECT_EQ(m.dim(), 2);
+  EXPECT_EQ(m.space_dim(), 2);  // z = 0 everywhere: dropped
+  const auto counts = count_types_v22(slurp(path));
+  EXPECT_EQ(m.num_elements(), counts.at(2));
+  EXPECT_EQ(m.num_elements(Geometry::Triangle), m.num_elements());
+  EXPECT_EQ(m.num_boundary(), counts.at(1));
+  EXPECT_NEAR(m.measure(), 1.0, kMeasureTol);
+  for (tessera::index_t e = 0; e < m.num_elements(); ++e) EXPECT_EQ(m.element_attribute(e), 1);
+  expect_box_boundary_attributes(m);
+}
+
+TEST(GmshData, SquareQuadrilateralsV41) {
+  const Mesh m = read_gmsh(data_path("square_quad_v41.msh"));
+  EXPECT_EQ(m.dim(), 2);
+  EXPECT_EQ(m.num_elements(Geometry::Quadrilateral), 5 * 4);  // transfinite 5 x 4 cells (geo file)
+  EXPECT_EQ(m.num_elements(), 20);
+  EXPECT_EQ(m.num_boundary(), 2 * (5 + 4));
+  EXPECT_EQ(m.num_vertices(), 6 * 5);
+  EXPECT_NEAR(m.measure(), 1.0, kMeasureTol);
+  expect_box_boundary_attributes(m);
+}
+
+TEST(GmshData, CubeTetrahedraV41Binary) {
+  const Mesh m = read_gmsh(data_path("cube_tet_v41_bin.msh"));
+  EXPECT_EQ(m.dim(), 3);
+  EXPECT_EQ(m.space_dim(), 3);
+  EXPECT_GT(m.num_elements(), 0);
+  EXPECT_EQ(m.num_elements(Geometry::Tetrahedron), m.num_elements());
+  EXPECT_NEAR(m.measure(), 1.0, kMeasureTol);
+  for (tessera::index_t e = 0; e < m.num_elements(); ++e) EXPECT_EQ(m.element_attribute(e), 1);
+  expect_box_boundary_attributes(m);
+}
+
+TEST(GmshData, CubeHexahedraV22Binary) {
+  const Mesh m = read_gmsh(data_path("cube_hex_v22_bin.msh"));
+  EXPECT_EQ(m.num_elements(Geometry::Hexahedron), 3 * 3 * 2);  // transfinite 3 x 3 x 2 (geo file)
+  EXPECT_EQ(m.num_boundary(), 2 * (3 * 3 + 3 * 2 + 3 * 2));
+  EXPECT_EQ(m.num_vertices(), 4 * 4 * 3);
+  EXPECT_NEAR(m.measure(), 1.0, kMeasureTol);
+  expect_box_boundary_attributes(m);
+}
+
+TEST(GmshData, SecondOrderElementsAreReadAsFirstOrderWithOneWarning) {
+  const std::string path = data_path("square_tri_order2_v41.msh");
+  std::vector<std::string> warnings;
+  const Mesh m = read_gmsh(path, &warnings);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("first-order"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("9"), std::string::npos) << warnings[0];  // 6-node triangles
+  EXPECT_NE(warnings[0].find("8"), std::string::npos) << warnings[0];  // 3-node lines
+  EXPECT_NE(warnings[0].find(path), std::string::npos) << warnings[0];
+  // Only corner nodes are kept: the same vertex count as the first-order mesh of the same geo.
+  const Mesh first = read_gmsh(data_path("square_tri_v22.msh"));
+  EXPECT_EQ(m.num_vertices(), first.num_vertices());
+  EXPECT_EQ(m.num_elements(), first.num_elements());
+  EXPECT_EQ(m.num_boundary(), first.num_boundary());
+  EXPECT_NEAR(m.measure(), 1.0, kMeasureTol);
+  expect_box_boundary_attributes(m);
+
+  // Without a warnings vector the warning goes to std::cerr.
+  testing::internal::CaptureStderr();
+  (void)read_gmsh(path);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("tessera: warning: "), std::string::npos) << err;
+}
+
+// ---- meshes made by gmsh at test time -------------------------------------------------------
+
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() / ("tessera_io_gmsh_" + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct GeoCase {
+  const char* geo;
+  int dim;
+  Geometry geometry;
+  int exact_count;  // expected elements when structured, else 0
+};
+
+void check_generated(const GeoCase& c) {
+  const std::string gmsh = TESSERA_GMSH_EXECUTABLE;
+  if (gmsh.empty()) GTEST_SKIP() << "gmsh not installed";
+  TempDir dir;
+  const char* encodings[4][2] = {{"msh22", ""}, {"msh22", "-bin"}, {"msh41", ""}, {"msh41", "-bin"}};
+  std::vector<Mesh> meshes;
+  std::string ascii22;
+  for (auto& enc : encodings) {
+    const std::string out = dir.file(std::string(c.geo) + "_" + enc[0] + (enc[1][0] ? "_bin" : "") + ".msh");
+    const std::string cmd = "\"" + gmsh + "\" -" + std::to_string(c.dim) + " \"" + geo_path(std::string(c.geo) + ".geo") +
+                            "\" -format " + enc[0] + " " + enc[1] + " -o \"" + out + "\" > \"" + out + ".log\" 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << slurp(out + ".log");
+    SCOPED_TRACE(out);
+    std::vector<std::string> warnings;
+    Mesh m = read_gmsh(out, &warnings);
+    EXPECT_TRUE(warnings.empty());
+    EXPECT_NO_THROW(m.validate(out));
+    EXPECT_EQ(m.dim(), c.dim);
+    EXPECT_EQ(m.space_dim(), c.dim);
+    EXPECT_EQ(m.num_elements(c.geometry), m.num_elements());
+    EXPECT_NEAR(m.measure(), 1.0, kMeasureTol);
+    expect_box_boundary_attributes(m);
+    if (c.exact_count > 0) {
+      EXPECT_EQ(m.num_elements(), c.exact_count);
+    }
+    if (std::string(enc[0]) == "msh22" && !enc[1][0]) ascii22 = slurp(out);
+    meshes.push_back(std::move(m));
+  }
+  // Element counts as the ASCII 2.2 file declares them, counted independently per type.
+  const auto counts = count_types_v22(ascii22);
+  const int cell_type = c.geometry == Geometry::Triangle ? 2 : c.geometry == Geometry::Quadrilateral ? 3
+                        : c.geometry == Geometry::Tetrahedron ? 4 : 5;
+  const int face_type = c.dim == 2 ? 1 : (c.geometry == Geometry::Tetrahedron ? 2 : 3);
+  EXPECT_EQ(meshes[0].num_elements(), counts.at(cell_type));
+  EXPECT_EQ(meshes[0].num_boundary(), counts.at(face_type));
+  // ASCII files print coordinates with 16 significant digits, binary files hold the doubles:
+  // for coordinates in [0, 1] they differ by at most half a unit of the 16th digit, 5e-16.
+  // Files of the same kind (ASCII 2.2 and 4.1; binary 2.2 and 4.1) hold the same digits.
+  expect_same_mesh(meshes[0], meshes[2], "ASCII 2.2 vs ASCII 4.1", 0.0);
+  expect_same_mesh(meshes[1], meshes[3], "binary 2.2 vs binary 4.1", 0.0);
+  expect_same_mesh(meshes[0], meshes[1], "ASCII 2.2 vs binary 2.2", 1e-15);
+}
+
+TEST(GmshGenerated, SquareTriangles) { check_generated({"square_tri", 2, Geometry::Triangle, 0}); }
+TEST(GmshGenerated, SquareQuadrilaterals) { check_generated({"square_quad", 2, Geometry::Quadrilateral, 20}); }
+TEST(GmshGenerated, CubeTetrahedra) { check_generated({"cube_tet", 3, Geometry::Tetrahedron, 0}); }
+TEST(GmshGenerated, CubeHexahedra) { check_generated({"cube_hex", 3, Geometry::Hexahedron, 18}); }
+
+// Orders 2 to 4 of the same geo: read as first-order, they give the first-order mesh's
+// counts and measure, with one warning naming the higher-order types.
+TEST(GmshGenerated, HigherOrderElementsReadAsFirstOrder) {
+  const std::string gmsh = TESSERA_GMSH_EXECUTABLE;
+  if (gmsh.empty()) GTEST_SKIP() << "gmsh not installed";
+  TempDir dir;
+  struct Case {
+    const char* geo;
+    int dim;
+    const char* types[3];  // per order 2, 3, 4: one Gmsh type of the cells
+  };
+  for (const Case& c : {Case{"square_tri", 2, {"9", "21", "23"}}, Case{"cube_hex", 3, {"12", "92", "93"}},
+                        Case{"cube_tet", 3, {"11", "29", "30"}}}) {
+    Mesh first;
+    for (int order = 1; order <= 4; ++order) {
+      const std::string out = dir.file(std::string(c.geo) + "_p" + std::to_string(order) + ".msh");
+      const std::string cmd = "\"" + gmsh + "\" -" + std::to_string(c.dim) + " -order " + std::to_string(order) + " \"" +
+                              geo_path(std::string(c.geo) + ".geo") + "\" -format msh41 -o \"" + out + "\" > \"" + out +
+                              ".log\" 2>&1";
+      ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+      SCOPED_TRACE(out);
+      std::vector<std::string> warnings;
+      Mesh m = read_gmsh(out, &warnings);
+      if (order == 1) {
+        EXPECT_TRUE(warnings.empty());
+        first = std::move(m);
+        continue;
+      }
+      ASSERT_EQ(warnings.size(), 1u);
+      EXPECT_NE(warnings[0].find(c.types[order - 2]), std::string::npos) << warnings[0];
+      EXPECT_EQ(m.num_vertices(), first.num_vertices());
+      EXPECT_EQ(m.num_elements(), first.num_elements());
+      EXPECT_EQ(m.num_boundary(), first.num_boundary());
+      EXPECT_NEAR(m.measure(), 1.0, kMeasureTol);
+      expect_box_boundary_attributes(m);
+    }
+  }
+}
+
+// ---- small hand-written files ---------------------------------------------------------------
+
+const std::string kHead22 = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n";
+const std::string kHead41 = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n";
+
+// Two triangles of the unit square with node tags sparse, unordered, and one unused node.
+const std::string kSparse22 = kHead22 +
+                              "$PhysicalNames\n1\n2 5 \"domain\"\n$EndPhysicalNames\n"
+                              "$Nodes\n5\n100 1 1 0\n7 0 0 0\n9999 5 5 5\n55 1 0 0\n3 0 1 0\n$EndNodes\n"
+                              "$Elements\n3\n"
+                              "1 2 2 5 1 7 55 100\n"
+                              "2 2 2 0 4 7 100 3\n"
+                              "3 1 2 9 2 7 55\n"
+                              "$EndElements\n"
+                              "$Comments\nanything $Nodes\n$EndComments\n";
+
+TEST(GmshSmall, SparseUnorderedTagsAreCompactedInTagOrder) {
+  const Mesh m = read_gmsh_bytes(kSparse22, "sparse.msh");
+  ASSERT_EQ(m.num_vertices(), 4);  // node 9999 is unused
+  EXPECT_EQ(m.space_dim(), 2);     // the unused node's z = 5 does not count
+  // Tag order 3, 7, 55, 100 -> vertices 0..3.
+  EXPECT_EQ(m.vertex(0, 1), 1.0);  // tag 3: (0, 1)
+  EXPECT_EQ(m.vertex(1, 0), 0.0);  // tag 7: (0, 0)
+  EXPECT_EQ(m.vertex(2, 0), 1.0);  // tag 55: (1, 0)
+  EXPECT_EQ(m.vertex(3, 1), 1.0);  // tag 100: (1, 1)
+  ASSERT_EQ(m.num_elements(), 2);
+  const auto v0 = m.element_vertices(0);
+  EXPECT_EQ(std::vector<tessera::index_t>(v0.begin(), v0.end()), (std::vector<tessera::index_t>{1, 2, 3}));
+  EXPECT_EQ(m.element_attribute(0), 5);  // physical tag
+  EXPECT_EQ(m.element_attribute(1), 4);  // physical tag 0: elementary tag
+  ASSERT_EQ(m.num_boundary(), 1);
+  EXPECT_EQ(m.boundary_attribute(0), 9);
+  EXPECT_NEAR(m.measure(), 1.0, 1e-15);  // two right triangles of area 1/2, exact in binary
+}
+
+TEST(GmshSmall, EmbeddedSurfaceKeepsThreeCoordinates) {
+  const std::string s = kHead22 + "$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 0 1 2\n$EndNodes\n$Elements\n1\n1 2 2 1 1 1 2 3\n$EndElements\n";
+  const Mesh m = read_gmsh_bytes(s, "embedded.msh");
+  EXPECT_EQ(m.space_dim(), 3);
+  EXPECT_EQ(m.dim(), 2);
+  // Triangle (0,0,0), (1,0,0), (0,1,2): area |e1 x e2| / 2 = |(0,-2,1)| / 2.
+  EXPECT_NEAR(m.measure(), std::sqrt(5.0) / 2, 1e-14);  // a few roundings of O(1) values
+}
+
+// MSH 4.1: a surface entity without physical tags gives its entity tag; one with gives the tag.
+const std::string kSmall41 = kHead41 +
+                             "$Entities\n0 1 2 0\n"
+                             "3 0 0 0 1 0 0 1 21 0\n"
+                             "7 0 0 0 1 1 0 0 0\n"
+                             "8 0 0 0 1 1 0 1 42 0\n"
+                             "$EndEntities\n"
+                             "$Nodes\n1 4 1 4\n2 7 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n0 1 0\n1 1 0\n$EndNodes\n"
+                             "$Elements\n3 3 1 3\n2 7 2 1\n1 1 2 3\n2 8 2 1\n2 2 4 3\n1 3 1 1\n3 1 2\n$EndElements\n";
+
+TEST(GmshSmall, AttributesFromEntitiesV41) {
+  const Mesh m = read_gmsh_bytes(kSmall41, "small41.msh");
+  ASSERT_EQ(m.num_elements(), 2);
+  EXPECT_EQ(m.element_attribute(0), 7);   // entity 7 has no physical tag
+  EXPECT_EQ(m.element_attribute(1), 42);  // entity 8: physical 42
+  ASSERT_EQ(m.num_boundary(), 1);
+  EXPECT_EQ(m.boundary_attribute(0), 21);
+  EXPECT_NEAR(m.measure(), 1.0, 1e-15);  // exact: halves of the unit square
+}
+
+// ---- malformed input ----------------------------------------------------------------------
+
+TEST(GmshMalformed, EmptyAndForeignFiles) {
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes("", "e.msh"), "e.msh", "empty");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes("hello world\n", "f.msh"), "f.msh", "line 1", "section header");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes("$Nodes\n0\n$EndNodes\n", "g.msh"), "g.msh", "line 1", "$MeshFormat");
+  EXPECT_ERROR_MENTIONS(read_gmsh("/nonexistent/dir/x.msh"), "/nonexistent/dir/x.msh", "cannot open");
+}
+
+TEST(GmshMalformed, BadVersionAndFormatLine) {
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes("$MeshFormat\n3.0 0 8\n$EndMeshFormat\n", "v.msh"), "v.msh", "line 2",
+                        "version '3.0'");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes("$MeshFormat\n4.1 0 4\n$EndMeshFormat\n", "v.msh"), "v.msh", "line 2",
+                        "data size 4");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes("$MeshFormat\n4.1 2 8\n$EndMeshFormat\n", "v.msh"), "v.msh", "line 2",
+                        "file type");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes("$MeshFormat\n4.1 0 8 9\n$EndMeshFormat\n", "v.msh"), "v.msh", "line 2",
+                        "$EndMeshFormat");
+}
+
+TEST(GmshMalformed, MissingSections) {
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22, "m.msh"), "m.msh", "no $Nodes");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + "$Nodes\n1\n1 0 0 0\n$EndNodes\n", "m.msh"), "m.msh", "no $Elements");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + "$Elements\n0\n$EndElements\n", "m.msh"), "m.msh", "line 4",
+                        "before $Nodes");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + "$PhysicalNames\n1\n", "m.msh"), "m.msh", "line 4",
+                        "has no $EndPhysicalNames");
+}
+
+TEST(GmshMalformed, TruncatedAscii) {
+  const std::string full = slurp(data_path("square_tri_v22.msh"));
+  const std::string cut = full.substr(0, full.find("17 0.364"));  // inside $Nodes
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(cut, "cut.msh"), "cut.msh", "line 22", "truncated");
+  const std::string cut2 = full.substr(0, full.find("$EndElements"));
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(cut2, "cut2.msh"), "cut2.msh", "truncated");
+}
+
+TEST(GmshMalformed, BadCounts) {
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + "$Nodes\n-5\n$EndNodes\n", "c.msh"), "c.msh", "line 5", "out of range");
+  // A huge count must be refused before anything is allocated (no std::bad_alloc).
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + "$Nodes\n999999999999999\n1 0 0 0\n$EndNodes\n", "c.msh"), "c.msh",
+                        "line 5", "cannot fit");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + "$Nodes\n99999999999999999999999\n", "c.msh"), "c.msh", "line 5",
+                        "out of range");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + "$Nodes\n2\n1 0 0 0\n$EndNodes\n", "c.msh"), "c.msh", "line 7",
+                        "expected a node tag");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + "$Nodes\n1\n1 0 0 0\n2 0 0 0\n$EndNodes\n", "c.msh"), "c.msh",
+                        "line 7", "expected $EndNodes");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead41 + "$Nodes\n1 2 1 2\n0 1 0 9\n1\n2\n0 0 0\n1 0 0\n$EndNodes\n", "c.msh"), "c.msh",
+                        "line 6", "out of range");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + "$Nodes\n1\n1 0 0 0\n$EndNodes\n$Elements\n1\n1 2 99999 1 1 1\n",
+                                        "c.msh"),
+                        "c.msh", "line 10", "number of element tags");
+}
+
+TEST(GmshMalformed, UnsupportedElementTypes) {
+  const std::string nodes = "$Nodes\n6\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 1 0 1\n6 0 1 1\n$EndNodes\n";
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + nodes + "$Elements\n1\n1 6 0 1 2 3 4 5 6\n$EndElements\n", "p.msh"),
+                        "p.msh", "line 15", "element type 6", "prism");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + nodes + "$Elements\n1\n1 7 0 1 2 3 4 5\n$EndElements\n", "p.msh"),
+                        "p.msh", "line 15", "element type 7", "pyramid");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + nodes + "$Elements\n1\n1 77 0 1 2\n$EndElements\n", "p.msh"), "p.msh",
+                        "line 15", "element type 77");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead41 + "$Nodes\n1 1 1 1\n0 1 0 1\n1\n0 0 0\n$EndNodes\n"
+                                                  "$Elements\n1 1 1 1\n3 1 6 1\n1 1 1 1 1 1 1\n$EndElements\n",
+                                        "p.msh"),
+                        "p.msh", "line 12", "element type 6");
+}
+
+TEST(GmshMalformed, UndefinedNodesAndDuplicates) {
+  const std::string nodes = "$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 0 1 0\n$EndNodes\n";
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + nodes + "$Elements\n1\n8 2 0 1 2 99\n$EndElements\n", "u.msh"),
+                        "u.msh", "line 12", "element 8", "node tag 99");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + "$Nodes\n2\n1 0 0 0\n1 1 0 0\n$EndNodes\n", "u.msh"), "u.msh",
+                        "line 7", "node tag 1 is defined twice");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + nodes + "$Elements\n1\n1 2 0 1 2 -3\n$EndElements\n", "u.msh"), "u.msh",
+                        "line 12", "out of range");
+}
+
+TEST(GmshMalformed, NonFiniteCoordinates) {
+  for (const char* bad : {"nan", "inf", "-inf", "1e999"}) {
+    const std::string s = kHead22 + "$Nodes\n2\n1 0 0 0\n2 0 " + bad + " 0\n$EndNodes\n";
+    EXPECT_ERROR_MENTIONS(read_gmsh_bytes(s, "n.msh"), "n.msh", "line 7", "node coordinate");
+  }
+}
+
+TEST(GmshMalformed, InvertedElementAndOnlyPoints) {
+  const std::string nodes = "$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 0 1 0\n$EndNodes\n";
+  // Clockwise triangle: det J < 0, found by Mesh::validate, whose message names the file.
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + nodes + "$Elements\n1\n1 2 0 1 3 2\n$EndElements\n", "inv.msh"),
+                        "inv.msh");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + nodes + "$Elements\n1\n1 15 0 1\n$EndElements\n", "pt.msh"), "pt.msh",
+                        "only point elements");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + nodes + "$Elements\n0\n$EndElements\n", "none.msh"), "none.msh",
+                        "no elements");
+}
+
+TEST(GmshMalformed, EntityBlocksV41) {
+  // An element block whose entity dimension differs from its element type's.
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead41 + "$Nodes\n1 3 1 3\n2 1 0 3\n1\n2\n3\n0 0 0\n1 0 0\n0 1 0\n$EndNodes\n"
+                                                  "$Elements\n1 1 1 1\n3 1 2 1\n1 1 2 3\n$EndElements\n",
+                                        "b.msh"),
+                        "b.msh", "line 16", "entity of dimension 3");
+  // Blocks holding fewer nodes than declared.
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead41 + "$Nodes\n1 3 1 3\n2 1 0 1\n1\n0 0 0\n$EndNodes\n", "b.msh"), "b.msh",
+                        "declares 3");
+  // Partitioned meshes are refused.
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead41 + "$PartitionedEntities\n$EndPartitionedEntities\n", "b.msh"), "b.msh",
+                        "line 4", "partitioned");
+  // Truncated $Entities.
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead41 + "$Entities\n0 0 1 0\n7 0 0 0 1 1 0 1\n", "b.msh"), "b.msh", "truncated");
+}
+
+// ---- malformed binary input ---------------------------------------------------------------
+
+/// Offset of the first byte after "<section>\n".
+std::size_t after(const std::string& bytes, const std::string& section) {
+  const std::size_t at = bytes.find(section + "\n");
+  EXPECT_NE(at, std::string::npos);
+  return at + section.size() + 1;
+}
+
+TEST(GmshMalformed, SwappedByteOrder) {
+  std::string b = slurp(data_path("cube_hex_v22_bin.msh"));
+  const std::size_t at = b.find("2.2 1 8\n") + 8;
+  std::int32_t one = 0;
+  std::memcpy(&one, b.data() + at, 4);
+  ASSERT_EQ(one, 1);
+  const std::int32_t swapped = 0x01000000;
+  std::memcpy(b.data() + at, &swapped, 4);
+  const std::string where1 = "byte offset " + std::to_string(at) + ":";
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(b, "swap.msh"), "swap.msh", where1.c_str(),
+                        "byte order");
+  const std::int32_t junk = 7;
+  std::memcpy(b.data() + at, &junk, 4);
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(b, "swap.msh"), "swap.msh", "byte offset", "marker");
+}
+
+TEST(GmshMalformed, TruncatedBinary) {
+  for (const char* file : {"cube_hex_v22_bin.msh", "cube_tet_v41_bin.msh"}) {
+    const std::string b = slurp(data_path(file));
+    for (const char* section : {"$Nodes", "$Elements"}) {
+      const std::string cut = b.substr(0, after(b, section) + 53);
+      EXPECT_ERROR_MENTIONS(read_gmsh_bytes(cut, "cut.msh"), "cut.msh", "byte offset", "truncated");
+    }
+  }
+}
+
+TEST(GmshMalformed, HugeBinaryCounts) {
+  std::string b = slurp(data_path("cube_tet_v41_bin.msh"));
+  const std::size_t at = after(b, "$Nodes");
+  const std::uint64_t huge = std::uint64_t(1) << 60;
+  std::string b1 = b;
+  std::memcpy(b1.data() + at + 8, &huge, 8);  // number of nodes
+  const std::string where2 = "byte offset " + std::to_string(at + 8) + ":";
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(b1, "h.msh"), "h.msh", where2.c_str(),
+                        "does not fit");
+  std::string b2 = b;
+  std::memcpy(b2.data() + at + 32 + 12, &huge, 8);  // nodes of the first block
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(b2, "h.msh"), "h.msh", "byte offset", "exceeds");
+  std::string b3 = b;
+  const std::size_t el = after(b, "$Elements");
+  const std::int32_t prism = 6;
+  std::memcpy(b3.data() + el + 32 + 8, &prism, 4);  // element type of the first block
+  const std::string where3 = "byte offset " + std::to_string(el + 40) + ":";
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(b3, "t.msh"), "t.msh", where3.c_str(),
+                        "element type 6");
+}
+
+TEST(GmshMalformed, BinaryUndefinedNodeAndNaN) {
+  std::string b = slurp(data_path("cube_hex_v22_bin.msh"));
+  const std::size_t nodes = after(b, "$Nodes");
+  const std::size_t data = b.find('\n', nodes) + 1;  // after the node count line
+  const double nan = std::nan("");
+  std::string b1 = b;
+  std::memcpy(b1.data() + data + 4, &nan, 8);  // x of the first node
+  const std::string where4 = "byte offset " + std::to_string(data) + ":";
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(b1, "n.msh"), "n.msh", where4.c_str(),
+                        "non-finite");
+  std::string b2 = b;
+  const std::size_t els = b.find('\n', after(b, "$Elements")) + 1;
+  std::int32_t header[3];
+  std::memcpy(header, b.data() + els, 12);
+  const std::size_t first_node = els + 12 + 4 + 4 * std::size_t(header[2]);
+  const std::int32_t bad = 123456;
+  std::memcpy(b2.data() + first_node, &bad, 4);
+  const std::string where5 = "byte offset " + std::to_string(first_node) + ":";
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(b2, "u.msh"), "u.msh", where5.c_str(),
+                        "node tag 123456");
+}
+
+}  // namespace

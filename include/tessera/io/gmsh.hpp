@@ -1,0 +1,50 @@
+#pragma once
+/// \file gmsh.hpp
+/// Reader of Gmsh MSH files (formats 2.2 and 4.1, ASCII and binary) into a fem::Mesh.
+///
+///     std::vector<std::string> warnings;
+///     tessera::fem::Mesh mesh = tessera::io::read_gmsh("square.msh", &warnings);
+///
+/// What is read:
+/// - Elements: points, lines, triangles, quadrilaterals, tetrahedra and hexahedra (Gmsh
+///   types 15, 1, 2, 3, 4, 5), and their higher-order versions, which are read as
+///   first-order elements (their corner nodes; one warning per file): lines 8, 26, 27, 28;
+///   triangles 9, 20, 21, 22, 23, 24, 25; quadrilaterals 10, 16, 36, 37; tetrahedra 11, 29,
+///   30, 31; hexahedra 12, 17, 92, 93. Any other type (prisms, pyramids, ...) is an error.
+/// - The mesh dimension is the highest element dimension. Elements of that dimension become
+///   mesh elements, elements of one dimension less become boundary faces, lower ones are
+///   skipped (a 1-D mesh therefore has no boundary faces: fem::Mesh has no point geometry).
+/// - Attributes: the element's physical tag (MSH 2.2: its first tag; MSH 4.1: the first
+///   physical tag of its entity in $Entities); when there is none (tag 0 or an entity
+///   without physical tags), the elementary entity tag; when there is no tag at all, 1.
+/// - Node tags may be sparse and unordered: only nodes that kept elements use become
+///   vertices, numbered in increasing tag order.
+/// - The space dimension is the mesh dimension, unless a coordinate beyond it is nonzero at
+///   some vertex: then the mesh keeps 3 coordinates (an embedded mesh).
+/// - Sections other than $MeshFormat, $Entities, $Nodes and $Elements ($PhysicalNames,
+///   $Periodic, $NodeData, ...) are skipped; partitioned files ($PartitionedEntities) are
+///   refused.
+/// - Binary files must have the reading machine's byte order (little-endian); files with
+///   the other byte order are refused. The data size field must be 8.
+///
+/// Every malformed input throws tessera::Error naming the file, the line (ASCII) or byte
+/// offset (binary) and the problem; the mesh is checked with fem::Mesh::validate.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/fem/mesh.hpp"
+
+namespace tessera::io {
+
+/// Reads the Gmsh MSH file at `path` (see the file comment). Warnings (higher-order
+/// elements read as first-order) go to `warnings`, or to std::cerr as
+/// "tessera: warning: ..." when it is null.
+fem::Mesh read_gmsh(const std::string& path, std::vector<std::string>* warnings = nullptr);
+
+/// Reads a Gmsh MSH file from memory; `name` stands for the file in messages.
+fem::Mesh read_gmsh_bytes(std::string_view bytes, const std::string& name,
+                          std::vector<std::string>* warnings = nullptr);
+
+}  // namespace tessera::io
