@@ -1,1 +1,211 @@
-// placeholder: filled in by the change that implements it
+// Mesh: validation and the geometry of the first-order element maps.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "tessera/core/error.hpp"
+#include "tessera/fem/mesh.hpp"
+#include "tessera/fem/quadrature.hpp"
+#include "tessera/fem/reference_element.hpp"
+
+namespace tessera::fem {
+
+namespace {
+
+// Gradients (reference coordinates) of the first-order shape functions of g at xi, in
+// Gmsh vertex order: grad[v][c].
+int shape_gradients(Geometry g, std::span<const double> xi, double grad[8][3], double val[8]) {
+  const double x = xi.size() > 0 ? xi[0] : 0, y = xi.size() > 1 ? xi[1] : 0, z = xi.size() > 2 ? xi[2] : 0;
+  for (int v = 0; v < 8; ++v) grad[v][0] = grad[v][1] = grad[v][2] = val[v] = 0;
+  switch (g) {
+    case Geometry::Segment:
+      val[0] = 1 - x, val[1] = x;
+      grad[0][0] = -1, grad[1][0] = 1;
+      return 2;
+    case Geometry::Triangle:
+      val[0] = 1 - x - y, val[1] = x, val[2] = y;
+      grad[0][0] = -1, grad[0][1] = -1, grad[1][0] = 1, grad[2][1] = 1;
+      return 3;
+    case Geometry::Tetrahedron:
+      val[0] = 1 - x - y - z, val[1] = x, val[2] = y, val[3] = z;
+      grad[0][0] = grad[0][1] = grad[0][2] = -1;
+      grad[1][0] = 1, grad[2][1] = 1, grad[3][2] = 1;
+      return 4;
+    case Geometry::Quadrilateral:
+    case Geometry::Hexahedron: {
+      const int nv = num_vertices(g);
+      for (int v = 0; v < nv; ++v) {
+        const auto r = reference_vertex(g, v);
+        // 1-D factors: r = 0 -> (1 - t), r = 1 -> t.
+        const double fx = r[0] ? x : 1 - x, fy = r[1] ? y : 1 - y, fz = g == Geometry::Hexahedron ? (r[2] ? z : 1 - z) : 1;
+        const double dx = r[0] ? 1 : -1, dy = r[1] ? 1 : -1, dz = r[2] ? 1 : -1;
+        val[v] = fx * fy * fz;
+        grad[v][0] = dx * fy * fz;
+        grad[v][1] = fx * dy * fz;
+        if (g == Geometry::Hexahedron) grad[v][2] = fx * fy * dz;
+      }
+      return nv;
+    }
+  }
+  return 0;
+}
+
+double det_of(const std::array<std::array<double, 3>, 3>& J, int sdim, int d) {
+  if (sdim == d) {
+    if (d == 1) return J[0][0];
+    if (d == 2) return J[0][0] * J[1][1] - J[0][1] * J[1][0];
+    return J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) - J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
+           J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
+  }
+  // Embedded: sqrt(det(J^T J)).
+  double G[3][3] = {};
+  for (int a = 0; a < d; ++a)
+    for (int b = 0; b < d; ++b)
+      for (int r = 0; r < sdim; ++r) G[a][b] += J[r][a] * J[r][b];
+  if (d == 1) return std::sqrt(G[0][0]);
+  return std::sqrt(std::max(0.0, G[0][0] * G[1][1] - G[0][1] * G[1][0]));
+}
+
+std::string where(const std::string& source) { return source.empty() ? std::string("mesh") : source; }
+
+}  // namespace
+
+std::array<std::array<double, 3>, 3> Mesh::jacobian(index_t e, std::span<const double> xi) const {
+  TESSERA_REQUIRE(e >= 0 && e < num_elements(), "fem::Mesh::jacobian: element ", e, " is out of range (", num_elements(),
+                  " elements)");
+  const Geometry g = element_geometry(e);
+  TESSERA_REQUIRE(int(xi.size()) == fem::dim(g), "fem::Mesh::jacobian: a ", name(g), " needs ", fem::dim(g),
+                  " reference coordinates, got ", xi.size());
+  double grad[8][3], val[8];
+  const int nv = shape_gradients(g, xi, grad, val);
+  const auto vs = element_vertices(e);
+  std::array<std::array<double, 3>, 3> J{};
+  const int d = fem::dim(g);
+  // Differences to vertex 0: rounding scales with the element size, not the coordinates.
+  for (int v = 1; v < nv; ++v)
+    for (int r = 0; r < sdim_; ++r) {
+      const double dxr = vertex(vs[std::size_t(v)], r) - vertex(vs[0], r);
+      for (int c = 0; c < d; ++c) J[std::size_t(r)][std::size_t(c)] += dxr * grad[v][c];
+    }
+  return J;
+}
+
+std::array<double, 3> Mesh::map(index_t e, std::span<const double> xi) const {
+  TESSERA_REQUIRE(e >= 0 && e < num_elements(), "fem::Mesh::map: element ", e, " is out of range (", num_elements(),
+                  " elements)");
+  const Geometry g = element_geometry(e);
+  TESSERA_REQUIRE(int(xi.size()) == fem::dim(g), "fem::Mesh::map: a ", name(g), " needs ", fem::dim(g),
+                  " reference coordinates, got ", xi.size());
+  double grad[8][3], val[8];
+  const int nv = shape_gradients(g, xi, grad, val);
+  const auto vs = element_vertices(e);
+  std::array<double, 3> x{};
+  for (int v = 0; v < nv; ++v)
+    for (int r = 0; r < sdim_; ++r) x[std::size_t(r)] += val[v] * vertex(vs[std::size_t(v)], r);
+  return x;
+}
+
+double Mesh::det_jacobian(index_t e, std::span<const double> xi) const {
+  return det_of(jacobian(e, xi), sdim_, fem::dim(element_geometry(e)));
+}
+
+double Mesh::element_measure(index_t e) const {
+  const Geometry g = element_geometry(e);
+  // Simplices are affine: det J is constant. Quads/hexes: det J is a polynomial of degree
+  // <= 2 (quad: 1 per variable) / 2 per variable (hex), so a 2-point Gauss rule per
+  // direction (degree 3) is exact when space_dim == dim.
+  if (is_simplex(g) || g == Geometry::Segment) {
+    const double c[3] = {0.25, 0.25, 0.25};
+    return det_jacobian(e, std::span<const double>(c, std::size_t(fem::dim(g)))) * reference_volume(g);
+  }
+  static const QuadratureRule quad_rule = quadrature(Geometry::Quadrilateral, 3);
+  static const QuadratureRule hex_rule = quadrature(Geometry::Hexahedron, 3);
+  const QuadratureRule& rule = g == Geometry::Quadrilateral ? quad_rule : hex_rule;
+  double s = 0;
+  const int d = fem::dim(g);
+  for (index_t q = 0; q < rule.size(); ++q) {
+    double xi[3];
+    for (int c = 0; c < d; ++c) xi[c] = rule.points(q, c);
+    s += rule.weights(q) * det_jacobian(e, std::span<const double>(xi, std::size_t(d)));
+  }
+  return s;
+}
+
+double Mesh::measure() const {
+  double s = 0;
+  for (index_t e = 0; e < num_elements(); ++e) s += element_measure(e);
+  return s;
+}
+
+std::array<double, 2> Mesh::det_jacobian_range() const {
+  std::array<double, 2> r{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+  for (index_t e = 0; e < num_elements(); ++e) {
+    const Geometry g = element_geometry(e);
+    for (int v = 0; v < fem::num_vertices(g); ++v) {
+      const auto x = reference_vertex(g, v);
+      const double d = det_jacobian(e, std::span<const double>(x.data(), std::size_t(fem::dim(g))));
+      r[0] = std::min(r[0], d), r[1] = std::max(r[1], d);
+    }
+  }
+  return r;
+}
+
+std::array<std::array<double, 3>, 2> Mesh::bounding_box() const {
+  std::array<std::array<double, 3>, 2> b{};
+  for (int c = 0; c < 3; ++c) {
+    b[0][std::size_t(c)] = c < sdim_ ? std::numeric_limits<double>::infinity() : 0;
+    b[1][std::size_t(c)] = c < sdim_ ? -std::numeric_limits<double>::infinity() : 0;
+  }
+  for (index_t v = 0; v < num_vertices(); ++v)
+    for (int c = 0; c < sdim_; ++c) {
+      b[0][std::size_t(c)] = std::min(b[0][std::size_t(c)], vertex(v, c));
+      b[1][std::size_t(c)] = std::max(b[1][std::size_t(c)], vertex(v, c));
+    }
+  return b;
+}
+
+void Mesh::validate(const std::string& source) const {
+  const std::string src = where(source);
+  const index_t nv = num_vertices();
+  for (index_t v = 0; v < nv; ++v)
+    for (int c = 0; c < sdim_; ++c)
+      if (!std::isfinite(vertex(v, c)))
+        fail(src, ": vertex ", v, " has a non-finite coordinate ", c, " (", vertex(v, c), ")");
+  auto check_ids = [&](const char* what, index_t i, Geometry g, std::span<const index_t> vs) {
+    for (std::size_t a = 0; a < vs.size(); ++a) {
+      if (vs[a] < 0 || vs[a] >= nv)
+        fail(src, ": ", what, " ", i, " (", name(g), ") refers to vertex ", vs[a], ", which is out of range (the mesh has ",
+             nv, " vertices)");
+      for (std::size_t b = 0; b < a; ++b)
+        if (vs[a] == vs[b]) fail(src, ": ", what, " ", i, " (", name(g), ") uses vertex ", vs[a], " twice");
+    }
+  };
+  for (index_t e = 0; e < num_elements(); ++e) {
+    const Geometry g = element_geometry(e);
+    check_ids("element", e, g, element_vertices(e));
+    if (fem::dim(g) != dim_)
+      fail(src, ": element ", e, " is a ", name(g), " (", fem::dim(g), "-D) in a ", dim_,
+           "-D mesh; mixed meshes may combine only geometries of one dimension");
+  }
+  for (index_t b = 0; b < num_boundary(); ++b) {
+    const Geometry g = boundary_geometry(b);
+    check_ids("boundary face", b, g, boundary_vertices(b));
+    if (fem::dim(g) != dim_ - 1)
+      fail(src, ": boundary face ", b, " is a ", name(g), " (", fem::dim(g), "-D), but the boundary of a ", dim_,
+           "-D mesh has dimension ", dim_ - 1);
+  }
+  if (sdim_ != dim_) return;  // embedded elements have no orientation
+  for (index_t e = 0; e < num_elements(); ++e) {
+    const Geometry g = element_geometry(e);
+    for (int v = 0; v < fem::num_vertices(g); ++v) {
+      const auto x = reference_vertex(g, v);
+      const double d = det_jacobian(e, std::span<const double>(x.data(), std::size_t(fem::dim(g))));
+      if (!(d > 0))
+        fail(src, ": element ", e, " (", name(g), ") is ", d < 0 ? "inverted" : "degenerate", ": det J = ", d,
+             " at its vertex ", v, "; list the vertices in Gmsh order with positive orientation");
+    }
+  }
+}
+
+}  // namespace tessera::fem
