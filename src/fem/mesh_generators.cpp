@@ -17,8 +17,8 @@ namespace tessera::fem {
 
 namespace {
 
-/// Largest accepted perturbation (fraction of the cell size).
-constexpr double max_perturb = 0.5;
+/// Largest accepted perturbation (fraction of the cell size per direction).
+constexpr double max_perturb = 0.3;
 
 // Uniform double in [0, 1) from two raw 32-bit draws (the distribution classes of <random>
 // are implementation-defined; this is the same on every platform).
@@ -65,7 +65,8 @@ void perturb_interior(Mesh& m, const std::array<int, 3>& n, const std::array<dou
   // quarter of the unperturbed value), until none is left; unperturbed elements are valid.
   double ref = 1;
   for (int c = 0; c < d; ++c) ref *= h[std::size_t(c)];
-  if (m.element_geometry(0) == Geometry::Tetrahedron) ref = ref;  // det J of a Kuhn tet is h^3 as well
+  // (det J of every unperturbed element is this product: quads/hexes by construction,
+  // triangles and Kuhn tets because their edges from vertex 0 are sums of cell edges.)
   for (int pass = 0; pass < 100; ++pass) {
     bool changed = false;
     for (index_t e = 0; e < m.num_elements(); ++e) {
@@ -88,7 +89,8 @@ Mesh box_mesh(Geometry g, std::array<int, 3> n, const BoxOptions& opt) {
     if (n[std::size_t(c)] < 1)
       fail("fem::box_mesh: ", n[std::size_t(c)], " cells in direction ", c, " (need at least 1 per direction)");
   if (!(opt.perturb >= 0 && opt.perturb <= max_perturb))
-    fail("fem::box_mesh: perturb = ", opt.perturb, " is outside [0, ", max_perturb, "] (a fraction of the cell size)");
+    fail("fem::box_mesh: perturb = ", opt.perturb, " is outside [0, ", max_perturb,
+         "] (the displacement of interior vertices as a fraction of the cell size; use a value in that range)");
   for (int c = 0; c < d; ++c)
     if (!(opt.size[std::size_t(c)] > 0 && std::isfinite(opt.size[std::size_t(c)])))
       fail("fem::box_mesh: box size ", opt.size[std::size_t(c)], " in direction ", c, " must be positive and finite");
@@ -302,16 +304,51 @@ Mesh refine_uniformly(const Mesh& mesh) {
       case Geometry::Tetrahedron: {
         const index_t m01 = mid(v[0], v[1]), m02 = mid(v[0], v[2]), m03 = mid(v[0], v[3]);
         const index_t m12 = mid(v[1], v[2]), m13 = mid(v[1], v[3]), m23 = mid(v[2], v[3]);
-        // Bey's refinement: four corner tets and the octahedron cut along m02-m13. Children
-        // of the octahedron are listed so that they keep the parent's orientation.
+        // Four corner tets: the parent scaled by 1/2 about a vertex (same orientation).
         emit(g, {v[0], m01, m02, m03});
         emit(g, {m01, v[1], m12, m13});
         emit(g, {m02, m12, v[2], m23});
         emit(g, {m03, m13, m23, v[3]});
-        emit(g, {m01, m02, m03, m13});
-        emit(g, {m01, m02, m13, m12});
-        emit(g, {m02, m03, m13, m23});
-        emit(g, {m02, m12, m23, m13});
+        // The inner octahedron is cut along its shortest diagonal (Bey's m02-m13 on ties),
+        // which keeps the children well shaped whatever the vertex order: Kuhn tets refine
+        // into Kuhn tets. |m_ab - m_cd| = |v_a + v_b - v_c - v_d| / 2.
+        auto diag2 = [&](int a, int b, int c, int d) {
+          double s = 0;
+          for (int k = 0; k < sdim; ++k) {
+            const double t = X(v[std::size_t(a)], k) + X(v[std::size_t(b)], k) - X(v[std::size_t(c)], k) - X(v[std::size_t(d)], k);
+            s += t * t;
+          }
+          return s;
+        };
+        const double d02 = diag2(0, 2, 1, 3), d01 = diag2(0, 1, 2, 3), d03 = diag2(0, 3, 1, 2);
+        // The diagonal (p, q) and the other four midpoints in cyclic order around it.
+        index_t p = m02, q = m13, c[4] = {m01, m12, m23, m03};
+        const double tie = 1 + 1e-10;  // rounding must not break the symmetry of exact ties
+        if (d01 * tie < d02 && d01 <= d03 * tie) {
+          p = m01, q = m23, c[0] = m02, c[1] = m03, c[2] = m13, c[3] = m12;
+        } else if (d03 * tie < d02 && d03 * tie < d01) {
+          p = m03, q = m12, c[0] = m01, c[1] = m02, c[2] = m23, c[3] = m13;
+        }
+        // Children (p, q, c_i, c_i+1) all have the same orientation: the sign of the
+        // first relative to the parent's decides the order for all four.
+        auto det4 = [&](index_t a, index_t b2, index_t c2, index_t d) {
+          // Signed volume (times 6) from the new mesh's vertices (midpoints included).
+          double e[3][3];
+          for (int k = 0; k < 3; ++k) {
+            e[0][k] = out.vertex(b2, k) - out.vertex(a, k);
+            e[1][k] = out.vertex(c2, k) - out.vertex(a, k);
+            e[2][k] = out.vertex(d, k) - out.vertex(a, k);
+          }
+          return e[0][0] * (e[1][1] * e[2][2] - e[1][2] * e[2][1]) - e[0][1] * (e[1][0] * e[2][2] - e[1][2] * e[2][0]) +
+                 e[0][2] * (e[1][0] * e[2][1] - e[1][1] * e[2][0]);
+        };
+        const bool same = sdim < 3 || (det4(p, q, c[0], c[1]) > 0) == (det4(v[0], v[1], v[2], v[3]) > 0);
+        for (int i = 0; i < 4; ++i) {
+          if (same)
+            emit(g, {p, q, c[i], c[(i + 1) % 4]});
+          else
+            emit(g, {p, q, c[(i + 1) % 4], c[i]});
+        }
         break;
       }
       case Geometry::Quadrilateral:
@@ -373,20 +410,6 @@ Mesh refine_uniformly(const Mesh& mesh) {
   index_t unused = 0;
   for (index_t b = 0; b < mesh.num_boundary(); ++b)
     refine(mesh.boundary_geometry(b), mesh.boundary_vertices(b), mesh.boundary_attribute(b), true, unused);
-  // Bey's octahedron children may come out negatively oriented on a general parent
-  // (orientation of the interior children depends on the parent's shape only through its
-  // sign): fix them by swapping two vertices when space_dim == 3.
-  if (sdim == 3 && mesh.num_elements(Geometry::Tetrahedron) > 0) {
-    auto& conn = out.el_conn_;
-    for (index_t e = 0; e < out.num_elements(); ++e) {
-      if (out.element_geometry(e) != Geometry::Tetrahedron) continue;
-      const double c[3] = {0.25, 0.25, 0.25};
-      if (out.det_jacobian(e, c) < 0) {
-        const auto o = std::size_t(out.el_off_[std::size_t(e)]);
-        std::swap(conn[o + 2], conn[o + 3]);
-      }
-    }
-  }
   return out;
 }
 

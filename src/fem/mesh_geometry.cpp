@@ -166,12 +166,10 @@ std::array<std::array<double, 3>, 2> Mesh::bounding_box() const {
 }
 
 void Mesh::validate(const std::string& source) const {
+  // Checks in the order documented in mesh.hpp: ids, repeated vertices, coordinates,
+  // dimensions, orientation.
   const std::string src = where(source);
   const index_t nv = num_vertices();
-  for (index_t v = 0; v < nv; ++v)
-    for (int c = 0; c < sdim_; ++c)
-      if (!std::isfinite(vertex(v, c)))
-        fail(src, ": vertex ", v, " has a non-finite coordinate ", c, " (", vertex(v, c), ")");
   auto check_ids = [&](const char* what, index_t i, Geometry g, std::span<const index_t> vs) {
     for (std::size_t a = 0; a < vs.size(); ++a) {
       if (vs[a] < 0 || vs[a] >= nv)
@@ -181,16 +179,20 @@ void Mesh::validate(const std::string& source) const {
         if (vs[a] == vs[b]) fail(src, ": ", what, " ", i, " (", name(g), ") uses vertex ", vs[a], " twice");
     }
   };
+  for (index_t e = 0; e < num_elements(); ++e) check_ids("element", e, element_geometry(e), element_vertices(e));
+  for (index_t b = 0; b < num_boundary(); ++b) check_ids("boundary face", b, boundary_geometry(b), boundary_vertices(b));
+  for (index_t v = 0; v < nv; ++v)
+    for (int c = 0; c < sdim_; ++c)
+      if (!std::isfinite(vertex(v, c)))
+        fail(src, ": vertex ", v, " has a non-finite coordinate ", c, " (", vertex(v, c), ")");
   for (index_t e = 0; e < num_elements(); ++e) {
     const Geometry g = element_geometry(e);
-    check_ids("element", e, g, element_vertices(e));
     if (fem::dim(g) != dim_)
       fail(src, ": element ", e, " is a ", name(g), " (", fem::dim(g), "-D) in a ", dim_,
            "-D mesh; mixed meshes may combine only geometries of one dimension");
   }
   for (index_t b = 0; b < num_boundary(); ++b) {
     const Geometry g = boundary_geometry(b);
-    check_ids("boundary face", b, g, boundary_vertices(b));
     if (fem::dim(g) != dim_ - 1)
       fail(src, ": boundary face ", b, " is a ", name(g), " (", fem::dim(g), "-D), but the boundary of a ", dim_,
            "-D mesh has dimension ", dim_ - 1);

@@ -130,8 +130,11 @@ class Mesh {
 
 /// Options of the box generators.
 struct BoxOptions {
-  /// Random displacement of interior vertices, as a fraction of the local cell size (0 = none,
-  /// values up to 0.3 keep every element valid; larger values are refused).
+  /// Random displacement of interior vertices, up to this fraction of the cell size per
+  /// direction (0 = none, at most 0.3; larger values are refused). Displacements that would
+  /// leave an element with det J below a quarter of its unperturbed value at a vertex are
+  /// undone, so the mesh is always valid; boundary vertices stay, so the box's measure is
+  /// unchanged. The same seed gives the same mesh on every platform.
   double perturb = 0.0;
   /// Seed of the perturbation.
   unsigned seed = 1;
@@ -141,8 +144,10 @@ struct BoxOptions {
 
 /// Structured box mesh of geometry g with n[0] x n[1] (x n[2]) cells: segments, quads and
 /// hexes are the cells; triangles split each square in 2, tetrahedra split each cube in 6
-/// (conforming). Boundary faces carry attributes 1..2*dim (x = 0, x = max, y = 0, y = max,
-/// z = 0, z = max); elements attribute 1.
+/// (Kuhn split along each cube's (0,0,0)-(1,1,1) diagonal: conforming). Boundary faces
+/// carry attributes 1..2*dim (x = 0, x = max, y = 0, y = max, z = 0, z = max) and point out
+/// of the box; elements have attribute 1. Segment meshes have no boundary faces (points are
+/// not a Geometry).
 Mesh box_mesh(Geometry g, std::array<int, 3> n, const BoxOptions& options = {});
 
 /// Uniform refinement: every element split into 2^dim children of its geometry (segments
