@@ -1,10 +1,26 @@
 // The tessera command-line tool.
 #include <CLI/CLI.hpp>
 
+#include <array>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <iomanip>
 #include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "bench.hpp"
 #include "tessera/core.hpp"
+#include "tessera/fem/mesh.hpp"
+#include "tessera/io/mesh_io.hpp"
+#include "tessera/io/vtu.hpp"
 
 namespace {
 
@@ -33,6 +49,161 @@ int devices(std::ostream& out) {
   return 0;
 }
 
+// ---- tessera info / convert ------------------------------------------------------------------
+
+/// Exit status of commands whose input (a mesh file or spec) was refused.
+constexpr int kBadInput = 2;
+
+struct MeshOptions {
+  std::string mesh;        ///< file or generator spec
+  std::string out;         ///< output file (convert)
+  int refine = 0;          ///< uniform refinements after loading
+  bool json = false;       ///< info: one JSON object instead of text
+  bool ascii = false;      ///< convert: ASCII VTU instead of binary
+};
+
+/// A mesh and the seconds it took to read or generate (refinement included).
+struct Loaded {
+  tessera::fem::Mesh mesh;
+  double seconds = 0;
+  bool from_file = false;
+};
+
+Loaded load(const MeshOptions& opt) {
+  Loaded l;
+  std::error_code ec;
+  l.from_file = std::filesystem::is_regular_file(opt.mesh, ec);
+  const auto t0 = std::chrono::steady_clock::now();
+  l.mesh = tessera::io::load_mesh(opt.mesh, opt.refine);
+  l.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return l;
+}
+
+const char* measure_name(int dim) { return dim == 1 ? "length" : dim == 2 ? "area" : dim == 3 ? "volume" : "measure"; }
+
+constexpr tessera::fem::Geometry kGeometries[] = {
+    tessera::fem::Geometry::Segment, tessera::fem::Geometry::Triangle, tessera::fem::Geometry::Quadrilateral,
+    tessera::fem::Geometry::Tetrahedron, tessera::fem::Geometry::Hexahedron};
+
+std::string fmt(double x) {
+  std::ostringstream os;
+  os << std::setprecision(10) << x;
+  return os.str();
+}
+
+int info(const MeshOptions& opt, std::ostream& out) {
+  const Loaded l = load(opt);
+  const tessera::fem::Mesh& m = l.mesh;
+  std::map<std::string, tessera::index_t> per_geometry;
+  for (auto g : kGeometries)
+    if (m.num_elements(g)) per_geometry[name(g)] = m.num_elements(g);
+  std::map<int, tessera::index_t> attributes, boundary_attributes;
+  for (tessera::index_t e = 0; e < m.num_elements(); ++e) ++attributes[m.element_attribute(e)];
+  for (tessera::index_t b = 0; b < m.num_boundary(); ++b) ++boundary_attributes[m.boundary_attribute(b)];
+  const bool has_elements = m.num_elements() > 0;
+  const double measure = has_elements ? m.measure() : 0.0;
+  const auto detj = has_elements ? m.det_jacobian_range() : std::array<double, 2>{0, 0};
+  const auto box = m.num_vertices() ? m.bounding_box() : std::array<std::array<double, 3>, 2>{};
+  const int sdim = m.space_dim();
+
+  if (opt.json) {
+    nlohmann::json j;
+    j["mesh"] = opt.mesh;
+    j["source"] = l.from_file ? "file" : "generator";
+    j["refine"] = opt.refine;
+    j["dimension"] = m.dim();
+    j["space_dimension"] = sdim;
+    j["vertices"] = m.num_vertices();
+    j["elements"] = m.num_elements();
+    j["elements_per_geometry"] = per_geometry;
+    j["boundary_faces"] = m.num_boundary();
+    nlohmann::json ba = nlohmann::json::object(), ea = nlohmann::json::object();
+    for (auto [a, n] : boundary_attributes) ba[std::to_string(a)] = n;
+    for (auto [a, n] : attributes) ea[std::to_string(a)] = n;
+    j["boundary_faces_per_attribute"] = ba;
+    j["elements_per_attribute"] = ea;
+    j["measure"] = measure;
+    j["measure_kind"] = measure_name(m.dim());
+    j["det_j_min"] = detj[0];
+    j["det_j_max"] = detj[1];
+    j["bounding_box"] = {{"min", std::vector<double>(box[0].begin(), box[0].begin() + sdim)},
+                         {"max", std::vector<double>(box[1].begin(), box[1].begin() + sdim)}};
+    j["load_seconds"] = l.seconds;
+    out << j.dump() << "\n";
+    return 0;
+  }
+
+  auto row = [&](const std::string& key) -> std::ostream& { return out << std::left << std::setw(20) << key; };
+  row("mesh") << opt.mesh << (l.from_file ? " (file)" : " (generated)")
+              << (opt.refine ? ", refined " + std::to_string(opt.refine) + " times" : "") << "\n";
+  row("dimension") << m.dim() << "\n";
+  row("space dimension") << sdim << "\n";
+  row("vertices") << m.num_vertices() << "\n";
+  row("elements") << m.num_elements();
+  if (!per_geometry.empty()) {
+    const char* sep = " (";
+    for (const auto& [g, n] : per_geometry) out << std::exchange(sep, ", ") << g << " " << n;
+    out << ")";
+  }
+  out << "\n";
+  row("boundary faces") << m.num_boundary();
+  if (!boundary_attributes.empty()) {
+    const char* sep = " (attribute ";
+    for (auto [a, n] : boundary_attributes) out << std::exchange(sep, ", ") << a << ": " << n;
+    out << ")";
+  }
+  out << "\n";
+  row("element attributes");
+  {
+    const char* sep = "";
+    for (auto [a, n] : attributes) out << std::exchange(sep, ", ") << a << ": " << n;
+  }
+  out << "\n";
+  if (has_elements) {
+    row(std::string("total ") + measure_name(m.dim())) << fmt(measure) << "\n";
+    row("det J") << "min " << fmt(detj[0]) << ", max " << fmt(detj[1]) << "\n";
+  }
+  if (m.num_vertices()) {
+    row("bounding box");
+    for (int c = 0; c < sdim; ++c) out << (c ? " x " : "") << "[" << fmt(box[0][c]) << ", " << fmt(box[1][c]) << "]";
+    out << "\n";
+  }
+  row(l.from_file ? "read time" : "generation time") << fmt(l.seconds * 1e3) << " ms\n";
+  return 0;
+}
+
+int convert(const MeshOptions& opt, std::ostream& out) {
+  std::string ext = std::filesystem::path(opt.out).extension().string();
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (ext != ".vtu")
+    tessera::fail("convert: output '", opt.out, "' does not end in .vtu; tessera writes VTK XML UnstructuredGrid "
+                  "(.vtu) files only");
+  const Loaded l = load(opt);
+  tessera::io::VtuOptions vo;
+  if (opt.ascii) vo.encoding = tessera::io::VtuOptions::Encoding::Ascii;
+  tessera::io::write_vtu(opt.out, l.mesh, {}, vo);
+  out << "wrote " << opt.out << ": " << l.mesh.num_vertices() << " vertices, " << l.mesh.num_elements()
+      << " elements (boundary faces are not written to .vtu)\n";
+  return 0;
+}
+
+void add_fem_bench_options(CLI::App* cmd, tessera::bench::FemOptions& o, bool components) {
+  cmd->add_option("--backend", o.backend, "serial | openmp | cuda | auto")->capture_default_str();
+  cmd->add_option("--mesh", o.mesh, "Generator spec (e.g. box:hex:32x32x32) or mesh file (.msh, .mesh, .vtu)")
+      ->capture_default_str();
+  cmd->add_option("--order", o.order, "Polynomial order p of the H1 space")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  if (components)
+    cmd->add_option("--components", o.components, "Field components gathered per node")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
+  cmd->add_option("--reps", o.reps, "Timed repetitions (median reported)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--json", o.json, "Append results as JSON lines to this file");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -45,6 +216,24 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", TESSERA_VERSION);
 
   auto* dev = app.add_subcommand("devices", "List backends and GPU properties");
+
+  MeshOptions info_opt;
+  auto* info_cmd = app.add_subcommand("info", "Describe a mesh file or generated mesh: sizes, attributes, measure, det J");
+  info_cmd->add_option("mesh", info_opt.mesh, "Mesh file (.msh, .mesh, .vtu) or generator spec (e.g. box:tri:4x4)")
+      ->required();
+  info_cmd->add_option("--refine", info_opt.refine, "Uniform refinements after loading")
+      ->check(CLI::Range(0, 20))
+      ->capture_default_str();
+  info_cmd->add_flag("--json", info_opt.json, "Print one JSON object instead of text");
+
+  MeshOptions conv_opt;
+  auto* conv_cmd = app.add_subcommand("convert", "Read a mesh file or generator spec and write it as .vtu");
+  conv_cmd->add_option("in", conv_opt.mesh, "Mesh file (.msh, .mesh, .vtu) or generator spec")->required();
+  conv_cmd->add_option("out", conv_opt.out, "Output file (.vtu)")->required();
+  conv_cmd->add_option("--refine", conv_opt.refine, "Uniform refinements before writing")
+      ->check(CLI::Range(0, 20))
+      ->capture_default_str();
+  conv_cmd->add_flag("--ascii", conv_opt.ascii, "Write numbers as text instead of raw appended binary");
 
   auto* bench = app.add_subcommand("bench", "Run a benchmark");
   bench->require_subcommand(1);
@@ -60,20 +249,36 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   bcore->add_option("--json", core.json, "Append results as JSON lines to this file");
 
+  tessera::bench::FemOptions restriction_opt, geometry_opt;
+  auto* brestr = bench->add_subcommand(
+      "restriction", "Element restriction gather and scatter-add bandwidth vs. the copy bandwidth of the same run");
+  add_fem_bench_options(brestr, restriction_opt, true);
+  auto* bgeom = bench->add_subcommand(
+      "geometry", "Geometric factors at quadrature points (J, det J, J^-1, w det J J^-1 J^-T): time and bandwidth");
+  add_fem_bench_options(bgeom, geometry_opt, false);
+
   CLI11_PARSE(app, argc, argv);
+  const bool mesh_command = info_cmd->parsed() || conv_cmd->parsed();
   int rc = 0;
   try {
     if (sync) tessera::set_sync_launches(true);
     if (profile) tessera::profiling::enable();
     if (dev->parsed()) rc = devices(std::cout);
+    if (info_cmd->parsed()) rc = info(info_opt, std::cout);
+    if (conv_cmd->parsed()) rc = convert(conv_opt, std::cout);
     if (bcore->parsed()) rc = tessera::bench::run_core(core, std::cout);
+    if (brestr->parsed()) rc = tessera::bench::run_restriction(restriction_opt, std::cout);
+    if (bgeom->parsed()) rc = tessera::bench::run_geometry(geometry_opt, std::cout);
     if (profile) {
       std::cout << "\nKernel timers:\n";
       tessera::profiling::print(std::cout);
     }
   } catch (const tessera::Error& e) {
     std::cerr << "tessera: error: " << e.what() << "\n";
-    return 1;
+    return mesh_command ? kBadInput : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "tessera: error: " << e.what() << "\n";
+    return mesh_command ? kBadInput : 1;
   }
   return rc;
 }
