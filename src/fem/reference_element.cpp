@@ -44,6 +44,8 @@ const int* vertex_coords(Geometry g, int v) {
 }
 
 void check_index(const char* what, int i, int n, Geometry g) {
+  if (n == 0)
+    fail("fem::", what, ": a ", name(g), " has no faces (index ", i, " asked); only 2-D and 3-D elements have faces");
   if (i < 0 || i >= n) fail("fem::", what, ": index ", i, " is out of range for a ", name(g), " (valid: 0..", n - 1, ")");
 }
 
