@@ -30,6 +30,7 @@
 #include "tessera/fem/mesh.hpp"
 #include "tessera/fem/quadrature.hpp"
 #include "tessera/fem/reference_element.hpp"
+#include "tessera/io/mesh_io.hpp"
 
 namespace tessera::bench {
 namespace {
@@ -60,7 +61,7 @@ int run_geometry(const FemOptions& opt, std::ostream& out) {
   TESSERA_REQUIRE(opt.reps >= 1, "bench geometry: reps must be >= 1 (got ", opt.reps, ")");
   const Exec exec = Exec::parse(opt.backend);
   const int reps = opt.reps;
-  const fem::Mesh mesh = fem::generate_mesh(opt.mesh);
+  const fem::Mesh mesh = io::load_mesh(opt.mesh);
   TESSERA_REQUIRE(mesh.num_elements() > 0, "bench geometry: mesh '", opt.mesh, "' has no elements");
   const int q1d = opt.order + 2;  // BP3: q = p + 2 points per direction
   const int degree = 2 * q1d - 1;
