@@ -11,6 +11,8 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+
+#include "tessera/fem/h1_space.hpp"
 #include <sstream>
 #include <string>
 #include <utility>
@@ -60,6 +62,8 @@ struct MeshOptions {
   int refine = 0;          ///< uniform refinements after loading
   bool json = false;       ///< info: one JSON object instead of text
   bool ascii = false;      ///< convert: ASCII VTU instead of binary
+  int order = 0;           ///< info: order p of the H1 space to count (0 = none)
+  int components = 1;      ///< info: field components of that space
 };
 
 /// A mesh and the seconds it took to read or generate (refinement included).
@@ -105,6 +109,16 @@ int info(const MeshOptions& opt, std::ostream& out) {
   const auto detj = has_elements ? m.det_jacobian_range() : std::array<double, 2>{0, 0};
   const auto box = m.num_vertices() ? m.bounding_box() : std::array<std::array<double, 3>, 2>{};
   const int sdim = m.space_dim();
+  // H1 space of order p: its DOF count, boundary DOFs and the time to number it.
+  tessera::index_t dofs = 0, boundary_dofs = 0;
+  double space_seconds = 0;
+  if (opt.order > 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const tessera::fem::H1Space space(m, opt.order, opt.components);
+    space_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    dofs = space.num_dofs();
+    boundary_dofs = tessera::index_t(space.exterior_nodes().size()) * opt.components;
+  }
 
   if (opt.json) {
     nlohmann::json j;
@@ -129,6 +143,13 @@ int info(const MeshOptions& opt, std::ostream& out) {
     j["bounding_box"] = {{"min", std::vector<double>(box[0].begin(), box[0].begin() + sdim)},
                          {"max", std::vector<double>(box[1].begin(), box[1].begin() + sdim)}};
     j["load_seconds"] = l.seconds;
+    if (opt.order > 0) {
+      j["order"] = opt.order;
+      j["components"] = opt.components;
+      j["h1_dofs"] = dofs;
+      j["h1_exterior_dofs"] = boundary_dofs;
+      j["h1_numbering_seconds"] = space_seconds;
+    }
     out << j.dump() << "\n";
     return 0;
   }
@@ -169,6 +190,11 @@ int info(const MeshOptions& opt, std::ostream& out) {
     out << "\n";
   }
   row(l.from_file ? "read time" : "generation time") << fmt(l.seconds * 1e3) << " ms\n";
+  if (opt.order > 0) {
+    row("H1 DOFs") << dofs << " (order " << opt.order << ", " << opt.components << " component"
+                   << (opt.components > 1 ? "s" : "") << "; " << boundary_dofs << " on the exterior)\n";
+    row("numbering time") << fmt(space_seconds * 1e3) << " ms\n";
+  }
   return 0;
 }
 
@@ -225,6 +251,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 20))
       ->capture_default_str();
   info_cmd->add_flag("--json", info_opt.json, "Print one JSON object instead of text");
+  info_cmd->add_option("--order", info_opt.order, "Also number the order-p H1 space and print its DOF count")
+      ->check(CLI::Range(1, 64));
+  info_cmd->add_option("--components", info_opt.components, "Field components of that space")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
 
   MeshOptions conv_opt;
   auto* conv_cmd = app.add_subcommand("convert", "Read a mesh file or generator spec and write it as .vtu");
