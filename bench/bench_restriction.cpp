@@ -7,10 +7,11 @@
 //   gather:            L * (4 index + 8 C local write) + N * 8 C global read (each global value
 //                      read once: ideal cache reuse between elements sharing it)
 //   scatter atomic:    L * (4 index + 8 C local read) + N * 16 C global read-modify-write
-//   scatter transpose: N * 8 offsets + L * (4 entry + 8 C local read) + N * 16 C global
-//                      read and write
+//   scatter transpose: N * 8 CSR offsets (64-bit) + L * (4 entry id + 8 C local read)
+//                      + N * 16 C global read and write (scatter_add adds to the global
+//                      vector, so it is read as well as written)
 // These are lower bounds of the traffic; the fraction of the copy bandwidth they reach is
-// the figure of merit.
+// the figure of merit. The mesh is a generator spec or a mesh file (io::load_mesh takes both).
 #include <functional>
 #include <iomanip>
 #include <ostream>
@@ -46,14 +47,16 @@ int run_restriction(const FemOptions& opt, std::ostream& out) {
 
   out << "## tessera bench restriction: " << describe(exec) << "\n\n"
       << "mesh " << opt.mesh << " (" << mesh.num_elements() << " elements, " << std::setprecision(3) << mesh_ms / 1e3
-      << " s), p = " << opt.order << ", " << nc << " component(s): " << space.num_dofs() << " DOFs (numbering "
-      << space_ms / 1e3 << " s). Median of " << opt.reps << " runs after 2 warm-ups; copy reference "
+      << " s), p = " << opt.order << ", " << nc << " component(s): " << space.num_dofs() << " DOFs (" << fem::name(space.ordering())
+      << " numbering " << space_ms / 1e3 << " s). Median of " << opt.reps << " runs after 2 warm-ups; copy reference "
       << std::fixed << std::setprecision(1) << copy_gbs << " GB/s.\n\n"
       << "| geometry | case | GB/s | % of copy | GDOF/s | median ms |\n|---|---|---:|---:|---:|---:|\n";
   for (fem::Geometry g : {fem::Geometry::Segment, fem::Geometry::Triangle, fem::Geometry::Quadrilateral,
                           fem::Geometry::Tetrahedron, fem::Geometry::Hexahedron}) {
     if (mesh.num_elements(g) == 0) continue;
+    setup.start();
     const fem::ElementRestriction r(space, g, exec);
+    const double restriction_ms = setup.stop();
     const double L = double(r.num_elements()) * r.nodes_per_element(), N = double(space.num_nodes());
     Array<double, 1> u("bench/u", {space.num_dofs()}, exec.space()), y("bench/y", {space.num_dofs()}, exec.space());
     Array<double, 3> local("bench/local", {r.num_elements(), nc, r.nodes_per_element()}, exec.space());
@@ -80,7 +83,8 @@ int run_restriction(const FemOptions& opt, std::ostream& out) {
                 {"mesh", opt.mesh}, {"geometry", fem::name(g)}, {"elements", r.num_elements()}, {"order", opt.order},
                 {"components", nc}, {"dofs", space.num_dofs()}, {"case", c.name}, {"bytes", c.bytes},
                 {"median_ms", ms}, {"gbs", gbs}, {"gdofs", gdofs}, {"copy_gbs", copy_gbs},
-                {"fraction_of_copy", gbs / copy_gbs}});
+                {"fraction_of_copy", gbs / copy_gbs}, {"ordering", fem::name(space.ordering())},
+                {"numbering_ms", space_ms}, {"restriction_setup_ms", restriction_ms}});
     }
   }
   out << "\n";

@@ -77,4 +77,6 @@ void release_record(ArrayRecord* rec) noexcept {
   }
 }
 
+int pointer_space(const void* p) { return cuda_api::pointer_space(p); }
+
 }  // namespace tessera::detail

@@ -1,8 +1,15 @@
 // H1Space: global numbering of the order-p nodes of a mesh (see h1_space.hpp).
+//
+// Construction is linear in the mesh size apart from sorts of tiny buckets: the edges and
+// faces of all elements are bucketed by their smallest vertex id (a counting sort), each
+// bucket is sorted by the remaining vertex ids, and equal keys get one id. Buckets are
+// visited in ascending order, so the ids are those of a lexicographic sort of the keys.
 #include "tessera/fem/h1_space.hpp"
 
 #include <algorithm>
 #include <limits>
+#include <sstream>
+#include <string>
 
 #include "tessera/core/error.hpp"
 #include "tessera/fem/reference_element.hpp"
@@ -13,10 +20,48 @@ namespace {
 
 constexpr index_t pad = std::numeric_limits<index_t>::max();
 
-// Per geometry: the lattice nodes, where each lies, and the rank of interior nodes.
+// Edge and face tables of one geometry, read once (the reference_element functions
+// validate their arguments on every call).
+struct Topology {
+  int dim = 0, nv = 0, ne = 0, nf = 0;
+  int edge[12][2] = {};
+  int face[6][4] = {};
+  int face_size[6] = {};
+};
+
+Topology topology(Geometry g) {
+  Topology t;
+  t.dim = dim(g);
+  t.nv = num_vertices(g);
+  t.ne = num_edges(g);
+  for (int k = 0; k < t.ne; ++k) {
+    const auto ev = edge_vertices(g, k);
+    t.edge[k][0] = ev[0], t.edge[k][1] = ev[1];
+  }
+  if (t.dim == 3) {
+    t.nf = num_faces(g);
+    for (int f = 0; f < t.nf; ++f) {
+      const auto fv = face_vertices(g, f);
+      t.face_size[f] = int(fv.size());
+      for (std::size_t j = 0; j < fv.size(); ++j) t.face[f][j] = fv[j];
+    }
+  }
+  return t;
+}
+
+enum NodeKind : unsigned char { kVertex, kEdge, kFace, kInterior };
+
+// One lattice node of a geometry: where it lies (classify_node) and, for interior nodes,
+// its rank among the element's interior nodes.
+struct LocalNode {
+  NodeKind kind;
+  int entity;
+  int rank;
+  std::array<int, 3> coords;
+};
+
 struct LocalNodes {
-  std::vector<NodeLocation> loc;
-  std::vector<int> interior_rank;  // -1 unless the node is inside the element
+  std::vector<LocalNode> nodes;
   int num_interior = 0;
 };
 
@@ -25,18 +70,115 @@ LocalNodes local_nodes(Geometry g, int p) {
   const int d = dim(g);
   for (const auto& L : lattice_nodes(g, p)) {
     const NodeLocation l = classify_node(g, p, L);
-    // Segment interiors are edge nodes (a 1-D mesh's edges are its elements, never shared).
-    const bool interior = d >= 2 && l.entity_dim == d;
-    ln.interior_rank.push_back(interior ? ln.num_interior++ : -1);
-    ln.loc.push_back(l);
+    LocalNode n{kVertex, l.entity, -1, l.coords};
+    if (l.entity_dim == 0) n.kind = kVertex;
+    // A segment's inner nodes are its edge's nodes: segments sharing both ends share them.
+    else if (l.entity_dim == 1) n.kind = kEdge;
+    else if (l.entity_dim == d) n.kind = kInterior, n.rank = ln.num_interior++;
+    else n.kind = kFace;
+    ln.nodes.push_back(n);
   }
   return ln;
 }
 
-index_t tri_interior(int p) { return index_t(p - 1) * (p - 2) / 2; }
-index_t quad_interior(int p) { return index_t(p - 1) * (p - 1); }
+// Nodes strictly inside an element of geometry g (a segment's inner nodes count as edge nodes).
+index_t element_interior_nodes(Geometry g, int p) {
+  const index_t q = p - 1;
+  switch (g) {
+    case Geometry::Segment: return 0;
+    case Geometry::Triangle: return q * (q - 1) / 2;
+    case Geometry::Quadrilateral: return q * q;
+    case Geometry::Tetrahedron: return q * (q - 1) * (q - 2) / 6;
+    case Geometry::Hexahedron: return q * q * q;
+  }
+  return 0;
+}
+
+index_t tri_face_nodes(int p) { return p >= 3 ? index_t(p - 1) * (p - 2) / 2 : 0; }
+index_t quad_face_nodes(int p) { return index_t(p - 1) * (p - 1); }
+index_t face_nodes(const std::array<index_t, 4>& key, int p) {
+  return key[3] == pad ? tri_face_nodes(p) : quad_face_nodes(p);
+}
+
+// Sorts 3 or 4 ids ascending (triangles padded with `pad`, which sorts last).
+std::array<index_t, 4> sorted_key(const index_t* v, int n) {
+  std::array<index_t, 4> k{pad, pad, pad, pad};
+  for (int i = 0; i < n; ++i) k[std::size_t(i)] = v[i];
+  auto cs = [&](int i, int j) {
+    if (k[std::size_t(j)] < k[std::size_t(i)]) std::swap(k[std::size_t(i)], k[std::size_t(j)]);
+  };
+  cs(0, 1), cs(2, 3), cs(0, 2), cs(1, 3), cs(1, 2);
+  return k;
+}
+
+std::string face_text(const std::array<index_t, 4>& k) {
+  std::ostringstream os;
+  os << "(" << k[0] << ", " << k[1] << ", " << k[2];
+  if (k[3] != pad) os << ", " << k[3];
+  os << ")";
+  return os.str();
+}
+
+// Canonical frame of a face seen from one element: maps the element's face coordinates to
+// the face's own (see h1_space.hpp).
+struct FaceFrame {
+  index_t id = 0;
+  bool tri = true;
+  int rank[3] = {0, 0, 0};              // triangle: position of face vertex j in ascending id order
+  int ox = 0, oy = 0, d1x = 0, d1y = 0, d2x = 0, d2y = 0;  // quadrilateral: origin and axes
+};
+
+FaceFrame face_frame(const index_t* G, int n, int p) {
+  FaceFrame fr;
+  fr.tri = n == 3;
+  if (fr.tri) {
+    for (int j = 0; j < 3; ++j)
+      fr.rank[j] = int(G[(j + 1) % 3] < G[j]) + int(G[(j + 2) % 3] < G[j]);
+    return fr;
+  }
+  // Face corners a, b, c, d sit at (0, 0), (1, 0), (1, 1), (0, 1) in units of p.
+  static constexpr int corner[4][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+  const int o = int(std::min_element(G, G + 4) - G);
+  int n1 = (o + 1) % 4, n2 = (o + 3) % 4;
+  if (G[n2] < G[n1]) std::swap(n1, n2);
+  fr.ox = p * corner[o][0], fr.oy = p * corner[o][1];
+  fr.d1x = corner[n1][0] - corner[o][0], fr.d1y = corner[n1][1] - corner[o][1];
+  fr.d2x = corner[n2][0] - corner[o][0], fr.d2y = corner[n2][1] - corner[o][1];
+  return fr;
+}
+
+// Offset of a face node (coordinates as classify_node gives them) within its face's block.
+index_t face_offset(const FaceFrame& fr, const std::array<int, 3>& c, int p) {
+  if (fr.tri) {
+    int s[3];
+    for (int j = 0; j < 3; ++j) s[fr.rank[j]] = c[std::size_t(j)];
+    // Row jj = s[2] - 1 holds p - 2 - jj nodes, ii = s[1] - 1 along it.
+    const index_t ii = s[1] - 1, jj = s[2] - 1;
+    return jj * (p - 2) - jj * (jj - 1) / 2 + ii;
+  }
+  const int rs = c[0] - fr.ox, rt = c[1] - fr.oy;
+  const int s2 = rs * fr.d1x + rt * fr.d1y, t2 = rs * fr.d2x + rt * fr.d2y;
+  return index_t(t2 - 1) * (p - 1) + (s2 - 1);
+}
+
+// Bucket entries: the key without its smallest id, and the element-local instance.
+struct EdgeEntry {
+  index_t b, inst;
+};
+struct FaceEntry {
+  std::array<index_t, 3> rest;
+  index_t inst;
+};
 
 }  // namespace
+
+const char* name(NodeOrdering o) {
+  switch (o) {
+    case NodeOrdering::FirstTouch: return "first-touch";
+    case NodeOrdering::ByEntity: return "by-entity";
+  }
+  return "invalid";
+}
 
 index_t H1Space::edge_id(index_t a, index_t b) const {
   const std::array<index_t, 2> k = a < b ? std::array<index_t, 2>{a, b} : std::array<index_t, 2>{b, a};
@@ -45,145 +187,231 @@ index_t H1Space::edge_id(index_t a, index_t b) const {
   return index_t(it - edges_.begin());
 }
 
-index_t H1Space::face_id(Key k) const {
+index_t H1Space::face_id(const Key& k) const {
   const auto it = std::lower_bound(faces_.begin(), faces_.end(), k);
   if (it == faces_.end() || *it != k) return -1;
   return index_t(it - faces_.begin());
 }
 
-H1Space::H1Space(const Mesh& mesh, int order, int components) : mesh_(&mesh), order_(order), components_(components) {
-  if (order < 1) fail("fem::H1Space: order p = ", order, " is not supported (p >= 1)");
-  if (components < 1) fail("fem::H1Space: components = ", components, " (need at least 1)");
-  if (mesh.num_elements() == 0) fail("fem::H1Space: the mesh has no elements");
+H1Space::H1Space(const Mesh& mesh, int order, int components, NodeOrdering ordering)
+    : mesh_(&mesh), order_(order), components_(components), ordering_(ordering) {
+  if (order < 1) fail("fem::H1Space: order p = ", order, " is not supported; use p >= 1");
+  if (components < 1) fail("fem::H1Space: components = ", components, "; a field has at least 1 component");
+  if (mesh.num_elements() == 0) fail("fem::H1Space: the mesh has no elements; add elements or load a mesh first");
+  if (ordering != NodeOrdering::FirstTouch && ordering != NodeOrdering::ByEntity)
+    fail("fem::H1Space: invalid NodeOrdering value ", static_cast<int>(ordering));
   const int p = order;
   const index_t ne = mesh.num_elements(), nv = mesh.num_vertices();
 
-  // 1. Vertices used by elements, in mesh order.
-  vertex_node_.assign(std::size_t(nv), -1);
-  for (index_t v : mesh.element_connectivity()) {
-    if (v < 0 || v >= nv) fail("fem::H1Space: an element refers to vertex ", v, " of a mesh with ", nv, " vertices (validate the mesh)");
-    vertex_node_[std::size_t(v)] = 0;
-  }
-  index_t n = 0;
-  for (auto& id : vertex_node_)
-    if (id == 0) id = n++;
-
-  // 2. Edges and (3-D) faces of all elements, keyed by sorted global vertex ids.
-  std::vector<Key> face_keys;
-  for (index_t e = 0; e < ne; ++e) {
-    const Geometry g = mesh.element_geometry(e);
-    const auto v = mesh.element_vertices(e);
-    for (int k = 0; k < fem::num_edges(g); ++k) {
-      const auto ev = edge_vertices(g, k);
-      const index_t a = v[std::size_t(ev[0])], b = v[std::size_t(ev[1])];
-      edges_.push_back(a < b ? std::array<index_t, 2>{a, b} : std::array<index_t, 2>{b, a});
-    }
-    if (dim(g) == 3)
-      for (int f = 0; f < fem::num_faces(g); ++f) {
-        const auto fv = face_vertices(g, f);
-        Key k{pad, pad, pad, pad};
-        for (std::size_t i = 0; i < fv.size(); ++i) k[i] = v[std::size_t(fv[i])];
-        std::sort(k.begin(), k.end());
-        face_keys.push_back(k);
-      }
-  }
-  std::sort(edges_.begin(), edges_.end());
-  {
-    // Uses per edge (for exterior_nodes in 2-D), then deduplicate.
-    std::vector<std::array<index_t, 2>> uniq;
-    for (std::size_t i = 0; i < edges_.size();) {
-      std::size_t j = i;
-      while (j < edges_.size() && edges_[j] == edges_[i]) ++j;
-      uniq.push_back(edges_[i]);
-      edge_uses_.push_back(int(j - i));
-      i = j;
-    }
-    edges_.swap(uniq);
-  }
-  std::sort(face_keys.begin(), face_keys.end());
-  for (std::size_t i = 0; i < face_keys.size();) {
-    std::size_t j = i;
-    while (j < face_keys.size() && face_keys[j] == face_keys[i]) ++j;
-    if (j - i > 2)
-      fail("fem::H1Space: the face with vertices (", face_keys[i][0], ", ", face_keys[i][1], ", ", face_keys[i][2],
-           face_keys[i][3] == pad ? std::string() : ", " + std::to_string(face_keys[i][3]), ") is shared by ", j - i,
-           " elements; a conforming mesh shares a face between at most two");
-    faces_.push_back(face_keys[i]);
-    face_uses_.push_back(int(j - i));
-    i = j;
-  }
-
-  // 3. Node layout: vertices, edges, faces, element interiors.
-  edge_base_ = n;
-  n += index_t(edges_.size()) * (p - 1);
-  face_base_ = n;
-  face_start_.assign(faces_.size() + 1, 0);
-  for (std::size_t f = 0; f < faces_.size(); ++f)
-    face_start_[f + 1] = face_start_[f] + (faces_[f][3] == pad ? tri_interior(p) : quad_interior(p));
-  n += face_start_.back();
-
+  Topology topo[5];
   LocalNodes cache[5];
   bool cached[5] = {};
-  offsets_.reserve(std::size_t(ne) + 1);
-  std::size_t total = 0;
-  for (index_t e = 0; e < ne; ++e) total += std::size_t(fem::num_nodes(mesh.element_geometry(e), p));
-  nodes_.reserve(total);
+  index_t edge_instances = 0, face_instances = 0, interior_nodes = 0, local_total = 0;
   for (index_t e = 0; e < ne; ++e) {
     const Geometry g = mesh.element_geometry(e);
     const int gi = static_cast<int>(g);
-    if (!cached[gi]) cache[gi] = local_nodes(g, p), cached[gi] = true;
-    const LocalNodes& ln = cache[gi];
+    if (!cached[gi]) topo[gi] = topology(g), cached[gi] = true;
     const auto v = mesh.element_vertices(e);
-    const index_t interior_base = n;
-    for (std::size_t i = 0; i < ln.loc.size(); ++i) {
-      const NodeLocation& l = ln.loc[i];
-      index_t id = -1;
-      if (ln.interior_rank[i] >= 0) {
-        id = interior_base + ln.interior_rank[i];
-      } else if (l.entity_dim == 0) {
-        id = vertex_node_[std::size_t(v[std::size_t(l.entity)])];
-      } else if (l.entity_dim == 1) {
-        const auto ev = edge_vertices(g, l.entity);
-        const index_t a = v[std::size_t(ev[0])], b = v[std::size_t(ev[1])];
-        const int t = a < b ? l.coords[0] : p - l.coords[0];
-        id = edge_base_ + edge_id(a, b) * (p - 1) + (t - 1);
-      } else {  // a face of a 3-D element
-        const auto fv = face_vertices(g, l.entity);
-        Key k{pad, pad, pad, pad};
-        for (std::size_t j = 0; j < fv.size(); ++j) k[j] = v[std::size_t(fv[j])];
-        std::sort(k.begin(), k.end());
-        const index_t f = face_id(k);
-        index_t offset;
-        if (fv.size() == 3) {
-          // Barycentric integers ordered by ascending global vertex id.
-          std::array<std::pair<index_t, int>, 3> bc;
-          for (int j = 0; j < 3; ++j) bc[std::size_t(j)] = {v[std::size_t(fv[std::size_t(j)])], l.coords[std::size_t(j)]};
-          std::sort(bc.begin(), bc.end());
-          const index_t ii = bc[1].second - 1, jj = bc[2].second - 1, rows = p - 2;
-          offset = jj * rows - jj * (jj - 1) / 2 + ii;
-        } else {
-          // Corners a=(0,0), b=(p,0), c=(p,p), d=(0,p) in the face's (s, t) coordinates.
-          static constexpr int corner[4][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
-          index_t G[4];
-          for (int j = 0; j < 4; ++j) G[j] = v[std::size_t(fv[std::size_t(j)])];
-          const int o = int(std::min_element(G, G + 4) - G);
-          int n1 = (o + 1) % 4, n2 = (o + 3) % 4;
-          if (G[n2] < G[n1]) std::swap(n1, n2);
-          const int rs = l.coords[0] - p * corner[o][0], rt = l.coords[1] - p * corner[o][1];
-          const int s2 = (rs * (corner[n1][0] - corner[o][0]) + rt * (corner[n1][1] - corner[o][1]));
-          const int t2 = (rs * (corner[n2][0] - corner[o][0]) + rt * (corner[n2][1] - corner[o][1]));
-          offset = index_t(t2 - 1) * (p - 1) + (s2 - 1);
-        }
-        id = face_base_ + face_start_[std::size_t(f)] + offset;
-      }
-      nodes_.push_back(id);
-    }
-    n += ln.num_interior;
-    offsets_.push_back(index_t(nodes_.size()));
+    if (int(v.size()) != topo[gi].nv)
+      fail("fem::H1Space: element ", e, " (", name(g), ") has ", v.size(), " vertices, expected ", topo[gi].nv);
+    for (index_t x : v)
+      if (x < 0 || x >= nv)
+        fail("fem::H1Space: element ", e, " refers to vertex ", x, " of a mesh with ", nv,
+             " vertices; check the mesh with Mesh::validate()");
+    edge_instances += topo[gi].ne;
+    face_instances += topo[gi].nf;
+    interior_nodes += element_interior_nodes(g, p);
+    local_total += fem::num_nodes(g, p);
   }
-  if (n > max_h1_nodes)
-    fail("fem::H1Space: ", n, " nodes at order ", p, " exceed the ", max_h1_nodes,
-         " that 32-bit restriction indices address; use a coarser mesh or a lower order");
+
+  // ---- edges: bucket by smaller vertex, sort each bucket by the larger ---------------------
+  std::vector<index_t> edge_of(static_cast<std::size_t>(edge_instances));
+  std::vector<int> edge_uses;
+  {
+    std::vector<index_t> start(std::size_t(nv) + 1, 0);
+    for (index_t e = 0; e < ne; ++e) {
+      const Topology& T = topo[static_cast<int>(mesh.element_geometry(e))];
+      const auto v = mesh.element_vertices(e);
+      for (int k = 0; k < T.ne; ++k) ++start[std::size_t(std::min(v[std::size_t(T.edge[k][0])], v[std::size_t(T.edge[k][1])]) + 1)];
+    }
+    for (index_t a = 0; a < nv; ++a) start[std::size_t(a + 1)] += start[std::size_t(a)];
+    std::vector<EdgeEntry> bucket(static_cast<std::size_t>(edge_instances));
+    {
+      std::vector<index_t> pos(start.begin(), start.end() - 1);
+      index_t inst = 0;
+      for (index_t e = 0; e < ne; ++e) {
+        const Topology& T = topo[static_cast<int>(mesh.element_geometry(e))];
+        const auto v = mesh.element_vertices(e);
+        for (int k = 0; k < T.ne; ++k, ++inst) {
+          const index_t a = v[std::size_t(T.edge[k][0])], b = v[std::size_t(T.edge[k][1])];
+          bucket[std::size_t(pos[std::size_t(std::min(a, b))]++)] = {std::max(a, b), inst};
+        }
+      }
+    }
+    for (index_t a = 0; a < nv; ++a) {
+      const auto first = bucket.begin() + start[std::size_t(a)], last = bucket.begin() + start[std::size_t(a + 1)];
+      std::sort(first, last, [](const EdgeEntry& x, const EdgeEntry& y) { return x.b < y.b || (x.b == y.b && x.inst < y.inst); });
+      for (auto it = first; it != last; ++it) {
+        if (it == first || it->b != (it - 1)->b) {
+          edges_.push_back({a, it->b});
+          edge_uses.push_back(0);
+        }
+        edge_of[std::size_t(it->inst)] = index_t(edges_.size()) - 1;
+        ++edge_uses.back();
+      }
+    }
+  }
+  if (mesh.dim() == 2)
+    for (std::size_t i = 0; i < edges_.size(); ++i)
+      if (edge_uses[i] > 2)
+        fail("fem::H1Space: the edge with vertices (", edges_[i][0], ", ", edges_[i][1], ") is shared by ", edge_uses[i],
+             " elements; a conforming 2-D mesh shares an edge between at most two (check the mesh for "
+             "duplicated or overlapping elements)");
+
+  // ---- faces of 3-D elements: bucket by smallest vertex, sort by the other three ----------
+  std::vector<index_t> face_of(static_cast<std::size_t>(face_instances));
+  std::vector<int> face_uses;
+  if (face_instances > 0) {
+    std::vector<index_t> start(std::size_t(nv) + 1, 0);
+    std::vector<FaceEntry> bucket(static_cast<std::size_t>(face_instances));
+    for (int pass = 0; pass < 2; ++pass) {
+      std::vector<index_t> pos;
+      if (pass == 1) {
+        for (index_t a = 0; a < nv; ++a) start[std::size_t(a + 1)] += start[std::size_t(a)];
+        pos.assign(start.begin(), start.end() - 1);
+      }
+      index_t inst = 0;
+      for (index_t e = 0; e < ne; ++e) {
+        const Topology& T = topo[static_cast<int>(mesh.element_geometry(e))];
+        const auto v = mesh.element_vertices(e);
+        for (int f = 0; f < T.nf; ++f, ++inst) {
+          index_t fv[4];
+          for (int j = 0; j < T.face_size[f]; ++j) fv[j] = v[std::size_t(T.face[f][j])];
+          const Key k = sorted_key(fv, T.face_size[f]);
+          if (pass == 0) ++start[std::size_t(k[0] + 1)];
+          else bucket[std::size_t(pos[std::size_t(k[0])]++)] = {{k[1], k[2], k[3]}, inst};
+        }
+      }
+    }
+    for (index_t a = 0; a < nv; ++a) {
+      const auto first = bucket.begin() + start[std::size_t(a)], last = bucket.begin() + start[std::size_t(a + 1)];
+      std::sort(first, last, [](const FaceEntry& x, const FaceEntry& y) {
+        return x.rest < y.rest || (x.rest == y.rest && x.inst < y.inst);
+      });
+      for (auto it = first; it != last; ++it) {
+        if (it == first || it->rest != (it - 1)->rest) {
+          faces_.push_back({a, it->rest[0], it->rest[1], it->rest[2]});
+          face_uses.push_back(0);
+        }
+        face_of[std::size_t(it->inst)] = index_t(faces_.size()) - 1;
+        ++face_uses.back();
+      }
+    }
+    for (std::size_t f = 0; f < faces_.size(); ++f)
+      if (face_uses[f] > 2)
+        fail("fem::H1Space: the face with vertices ", face_text(faces_[f]), " is shared by ", face_uses[f],
+             " elements; a conforming mesh shares a face between at most two (check the mesh for duplicated or "
+             "overlapping elements)");
+  }
+
+  // ---- node count (checked before the numbering allocates) --------------------------------
+  std::vector<char> used(std::size_t(nv), 0);
+  std::vector<int> vertex_uses;
+  if (mesh.dim() == 1) vertex_uses.assign(std::size_t(nv), 0);
+  for (index_t x : mesh.element_connectivity()) {
+    used[std::size_t(x)] = 1;
+    if (!vertex_uses.empty()) ++vertex_uses[std::size_t(x)];
+  }
+  index_t total = std::count(used.begin(), used.end(), char(1)) + index_t(edges_.size()) * (p - 1) + interior_nodes;
+  for (const Key& k : faces_) total += face_nodes(k, p);
+  if (total > max_h1_nodes)
+    fail("fem::H1Space: ", total, " nodes at order ", p, " exceed the ", max_h1_nodes,
+         " that the 32-bit (int32) indices of the element restriction address; use a coarser mesh or a lower order");
+
+  for (int gi = 0; gi < 5; ++gi)
+    if (cached[gi]) cache[gi] = local_nodes(static_cast<Geometry>(gi), p);
+
+  // ---- numbering ----------------------------------------------------------------------------
+  vertex_node_.assign(std::size_t(nv), -1);
+  edge_node_.assign(edges_.size(), -1);
+  face_node_.assign(faces_.size(), -1);
+  index_t n = 0;
+  if (ordering == NodeOrdering::ByEntity) {
+    for (index_t x = 0; x < nv; ++x)
+      if (used[std::size_t(x)]) vertex_node_[std::size_t(x)] = n++;
+    for (auto& b : edge_node_) b = n, n += p - 1;
+    for (std::size_t f = 0; f < faces_.size(); ++f) face_node_[f] = n, n += face_nodes(faces_[f], p);
+  }
+  offsets_.assign(1, 0);
+  offsets_.reserve(std::size_t(ne) + 1);
+  nodes_.clear();
+  nodes_.resize(std::size_t(local_total));
+  index_t* out = nodes_.data();
+  index_t edge_inst = 0, face_inst = 0;
+  for (index_t e = 0; e < ne; ++e) {
+    const Geometry g = mesh.element_geometry(e);
+    const Topology& T = topo[static_cast<int>(g)];
+    const LocalNodes& ln = cache[static_cast<int>(g)];
+    const auto v = mesh.element_vertices(e);
+    index_t eid[12];
+    bool flip[12];
+    for (int k = 0; k < T.ne; ++k) {
+      eid[k] = edge_of[std::size_t(edge_inst + k)];
+      flip[k] = v[std::size_t(T.edge[k][0])] > v[std::size_t(T.edge[k][1])];
+    }
+    FaceFrame frame[6];
+    for (int f = 0; f < T.nf; ++f) {
+      index_t G[4];
+      for (int j = 0; j < T.face_size[f]; ++j) G[j] = v[std::size_t(T.face[f][j])];
+      frame[f] = face_frame(G, T.face_size[f], p);
+      frame[f].id = face_of[std::size_t(face_inst + f)];
+    }
+    if (T.dim == 3) {
+      for (int f = 0; f < T.nf; ++f)
+        if (face_uses[std::size_t(frame[f].id)] == 1) exterior_.push_back({e, f});
+    } else if (T.dim == 2) {
+      for (int k = 0; k < T.ne; ++k)
+        if (edge_uses[std::size_t(eid[k])] == 1) exterior_.push_back({e, k});
+    } else if (!vertex_uses.empty()) {
+      for (int j = 0; j < T.nv; ++j)
+        if (vertex_uses[std::size_t(v[std::size_t(j)])] == 1) exterior_.push_back({e, j});
+    }
+    edge_inst += T.ne;
+    face_inst += T.nf;
+    index_t interior_base = -1;
+    for (const LocalNode& l : ln.nodes) {
+      switch (l.kind) {
+        case kVertex: {
+          index_t& id = vertex_node_[std::size_t(v[std::size_t(l.entity)])];
+          if (id < 0) id = n++;
+          *out++ = id;
+          break;
+        }
+        case kEdge: {
+          index_t& base = edge_node_[std::size_t(eid[l.entity])];
+          if (base < 0) base = n, n += p - 1;
+          const int t = flip[l.entity] ? p - l.coords[0] : l.coords[0];
+          *out++ = base + t - 1;
+          break;
+        }
+        case kFace: {
+          const FaceFrame& fr = frame[l.entity];
+          index_t& base = face_node_[std::size_t(fr.id)];
+          if (base < 0) base = n, n += fr.tri ? tri_face_nodes(p) : quad_face_nodes(p);
+          *out++ = base + face_offset(fr, l.coords, p);
+          break;
+        }
+        case kInterior: {
+          if (interior_base < 0) interior_base = n, n += ln.num_interior;
+          *out++ = interior_base + l.rank;
+          break;
+        }
+      }
+    }
+    offsets_.push_back(index_t(out - nodes_.data()));
+  }
+  if (n != total)
+    fail("fem::H1Space: internal error: numbered ", n, " nodes, counted ", total, " (please report this mesh)");
   num_nodes_ = n;
 }
 
@@ -191,13 +419,13 @@ void H1Space::entity_nodes(Geometry g, std::span<const index_t> v, std::vector<i
   const int p = order_;
   for (index_t x : v) {
     const index_t id = x >= 0 && x < index_t(vertex_node_.size()) ? vertex_node_[std::size_t(x)] : -1;
-    if (id < 0) fail("fem::H1Space: boundary vertex ", x, " belongs to no element");
+    if (id < 0) fail("vertex ", x, " belongs to no element");
     out.push_back(id);
   }
   auto add_edge = [&](index_t a, index_t b) {
     const index_t eid = edge_id(a, b);
-    if (eid < 0) fail("fem::H1Space: boundary edge (", a, ", ", b, ") is not an edge of any element");
-    for (int t = 0; t < p - 1; ++t) out.push_back(edge_base_ + eid * (p - 1) + t);
+    if (eid < 0) fail("its edge (", a, ", ", b, ") is not an edge of any element");
+    for (int t = 0; t < p - 1; ++t) out.push_back(edge_node_[std::size_t(eid)] + t);
   };
   if (g == Geometry::Segment) {
     add_edge(v[0], v[1]);
@@ -208,12 +436,11 @@ void H1Space::entity_nodes(Geometry g, std::span<const index_t> v, std::vector<i
     add_edge(v[std::size_t(ev[0])], v[std::size_t(ev[1])]);
   }
   if (mesh_->dim() == 3) {
-    Key k{pad, pad, pad, pad};
-    for (std::size_t j = 0; j < v.size(); ++j) k[j] = v[j];
-    std::sort(k.begin(), k.end());
+    const Key k = sorted_key(v.data(), int(v.size()));
     const index_t f = face_id(k);
-    if (f < 0) fail("fem::H1Space: a boundary ", name(g), " is not a face of any element");
-    for (index_t i = face_start_[std::size_t(f)]; i < face_start_[std::size_t(f) + 1]; ++i) out.push_back(face_base_ + i);
+    if (f < 0) fail("it is not a face of any element");
+    const index_t nf = face_nodes(k, p);
+    for (index_t i = 0; i < nf; ++i) out.push_back(face_node_[std::size_t(f)] + i);
   }
 }
 
@@ -224,7 +451,19 @@ std::vector<index_t> H1Space::boundary_nodes(std::span<const int> attributes) co
     if (!attributes.empty() &&
         std::find(attributes.begin(), attributes.end(), m.boundary_attribute(b)) == attributes.end())
       continue;
-    entity_nodes(m.boundary_geometry(b), m.boundary_vertices(b), out);
+    const Geometry g = m.boundary_geometry(b);
+    const auto v = m.boundary_vertices(b);
+    if (int(v.size()) != fem::num_vertices(g) || g == Geometry::Tetrahedron || g == Geometry::Hexahedron)
+      fail("fem::H1Space::boundary_nodes: boundary face ", b, " is a ", name(g), " with ", v.size(),
+           " vertices, which cannot bound a ", m.dim(), "-D mesh");
+    try {
+      entity_nodes(g, v, out);
+    } catch (const Error& err) {
+      std::ostringstream verts;
+      for (std::size_t j = 0; j < v.size(); ++j) verts << (j ? ", " : "") << v[j];
+      fail("fem::H1Space::boundary_nodes: boundary face ", b, " (", name(g), " (", verts.str(), "), attribute ",
+           m.boundary_attribute(b), "): ", err.what(), "; boundary faces must be faces of the mesh's elements");
+    }
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -236,42 +475,28 @@ std::vector<index_t> H1Space::boundary_dofs(std::span<const int> attributes) con
   std::vector<index_t> out;
   out.reserve(nodes.size() * std::size_t(components_));
   for (int c = 0; c < components_; ++c)
-    for (index_t n : nodes) out.push_back(index_t(c) * num_nodes_ + n);
+    for (index_t n : nodes) out.push_back(dof(c, n));
   return out;
 }
 
 std::vector<index_t> H1Space::exterior_nodes() const {
   std::vector<index_t> out;
   const Mesh& m = *mesh_;
-  if (m.dim() == 1) {
-    std::vector<int> uses(vertex_node_.size(), 0);
-    for (index_t v : m.element_connectivity()) ++uses[std::size_t(v)];
-    for (std::size_t v = 0; v < uses.size(); ++v)
-      if (uses[v] == 1) out.push_back(vertex_node_[v]);
-    return out;
-  }
-  for (index_t e = 0; e < m.num_elements(); ++e) {
+  for (const auto& [e, j] : exterior_) {
     const Geometry g = m.element_geometry(e);
     const auto v = m.element_vertices(e);
-    if (dim(g) == 2) {
-      for (int k = 0; k < fem::num_edges(g); ++k) {
-        const auto ev = edge_vertices(g, k);
-        const index_t a = v[std::size_t(ev[0])], b = v[std::size_t(ev[1])];
-        if (edge_uses_[std::size_t(edge_id(a, b))] == 1) {
-          const index_t ab[2] = {a, b};
-          entity_nodes(Geometry::Segment, ab, out);
-        }
-      }
+    const int d = dim(g);
+    if (d == 1) {
+      out.push_back(vertex_node_[std::size_t(v[std::size_t(j)])]);
+    } else if (d == 2) {
+      const auto ev = edge_vertices(g, j);
+      const index_t ab[2] = {v[std::size_t(ev[0])], v[std::size_t(ev[1])]};
+      entity_nodes(Geometry::Segment, ab, out);
     } else {
-      for (int f = 0; f < fem::num_faces(g); ++f) {
-        const auto fv = face_vertices(g, f);
-        index_t fvert[4];
-        Key k{pad, pad, pad, pad};
-        for (std::size_t j = 0; j < fv.size(); ++j) fvert[j] = k[j] = v[std::size_t(fv[j])];
-        std::sort(k.begin(), k.end());
-        if (face_uses_[std::size_t(face_id(k))] == 1)
-          entity_nodes(face_geometry(g, f), std::span<const index_t>(fvert, fv.size()), out);
-      }
+      const auto fv = face_vertices(g, j);
+      index_t fvert[4];
+      for (std::size_t k = 0; k < fv.size(); ++k) fvert[k] = v[std::size_t(fv[k])];
+      entity_nodes(face_geometry(g, j), std::span<const index_t>(fvert, fv.size()), out);
     }
   }
   std::sort(out.begin(), out.end());

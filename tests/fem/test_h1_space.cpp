@@ -58,6 +58,107 @@ Mesh renumbered(const Mesh& m, unsigned seed) {
   return out;
 }
 
+// Vertex permutations of a reference element that keep its orientation (det J > 0): the
+// even permutations of a simplex's vertices, the rotations of the square / cube (4 / 24).
+std::vector<std::vector<int>> proper_rotations(Geometry g) {
+  const int nv = num_vertices(g);
+  std::vector<std::vector<int>> out;
+  if (is_simplex(g) || g == Geometry::Segment) {
+    std::vector<int> perm(static_cast<std::size_t>(nv));
+    std::iota(perm.begin(), perm.end(), 0);
+    do {
+      int inversions = 0;
+      for (int i = 0; i < nv; ++i)
+        for (int j = i + 1; j < nv; ++j) inversions += perm[std::size_t(i)] > perm[std::size_t(j)];
+      if (inversions % 2 == 0 || g == Geometry::Segment) out.push_back(perm);
+    } while (std::next_permutation(perm.begin(), perm.end()));
+    if (g == Geometry::Segment) out.resize(1);  // reversing a segment is a reflection
+    return out;
+  }
+  // Tensor elements: closure of quarter turns about z (and x for the hexahedron), acting on
+  // the reference vertices' coordinates in {0, 1}^d: new vertex i = old vertex at R(r_i).
+  auto vertex_at = [&](std::array<double, 3> x) {
+    for (int v = 0; v < nv; ++v)
+      if (reference_vertex(g, v) == x) return v;
+    return -1;
+  };
+  auto perm_of = [&](auto R) {
+    std::vector<int> perm(static_cast<std::size_t>(nv));
+    for (int i = 0; i < nv; ++i) perm[std::size_t(i)] = vertex_at(R(reference_vertex(g, i)));
+    return perm;
+  };
+  std::vector<std::vector<int>> gens{perm_of([](std::array<double, 3> x) { return std::array<double, 3>{1 - x[1], x[0], x[2]}; })};
+  if (g == Geometry::Hexahedron)
+    gens.push_back(perm_of([](std::array<double, 3> x) { return std::array<double, 3>{x[0], 1 - x[2], x[1]}; }));
+  std::vector<int> id(static_cast<std::size_t>(nv));
+  std::iota(id.begin(), id.end(), 0);
+  out.push_back(id);
+  for (std::size_t k = 0; k < out.size(); ++k)
+    for (const auto& gperm : gens) {
+      std::vector<int> c(static_cast<std::size_t>(nv));
+      for (int i = 0; i < nv; ++i) c[std::size_t(i)] = out[k][std::size_t(gperm[std::size_t(i)])];
+      if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    }
+  return out;
+}
+
+// The same mesh with every element's vertex list permuted by a random proper rotation: the
+// same elements, seen from other local frames, so neighbours see shared edges and faces in
+// every relative orientation.
+Mesh rotated(const Mesh& m, unsigned seed) {
+  std::mt19937 rng(seed);
+  Mesh out(m.space_dim());
+  for (index_t v = 0; v < m.num_vertices(); ++v) {
+    std::vector<double> x(std::size_t(m.space_dim()));
+    for (int c = 0; c < m.space_dim(); ++c) x[std::size_t(c)] = m.vertex(v, c);
+    out.add_vertex(x);
+  }
+  for (index_t e = 0; e < m.num_elements(); ++e) {
+    const auto rots = proper_rotations(m.element_geometry(e));
+    const auto& r = rots[rng() % rots.size()];
+    const auto v = m.element_vertices(e);
+    std::vector<index_t> w(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) w[i] = v[std::size_t(r[i])];
+    out.add_element(m.element_geometry(e), w, m.element_attribute(e));
+  }
+  for (index_t b = 0; b < m.num_boundary(); ++b) {
+    const auto bv = m.boundary_vertices(b);
+    out.add_boundary(m.boundary_geometry(b), std::vector<index_t>(bv.begin(), bv.end()), m.boundary_attribute(b));
+  }
+  return out;
+}
+
+// Largest distance between two physical positions of one global node, positions taken as
+// the element maps of lattice / p (the true nodes are symmetric functions of the lattice
+// point, so lattice points are a faithful stand-in). Also checks every node is reached.
+double worst_node_mismatch(const Mesh& m, const H1Space& s) {
+  const int p = s.order();
+  std::vector<std::array<double, 3>> pos(std::size_t(s.num_nodes()));
+  std::vector<char> seen(std::size_t(s.num_nodes()), 0);
+  double worst = 0;
+  for (index_t e = 0; e < m.num_elements(); ++e) {
+    const auto L = lattice_nodes(m.element_geometry(e), p);
+    const auto ids = s.element_nodes(e);
+    EXPECT_EQ(ids.size(), L.size());
+    for (std::size_t i = 0; i < L.size() && i < ids.size(); ++i) {
+      const double xi[3] = {L[i][0] / double(p), L[i][1] / double(p), L[i][2] / double(p)};
+      const auto x = m.map(e, std::span<const double>(xi, std::size_t(m.dim())));
+      if (ids[i] < 0 || ids[i] >= s.num_nodes()) {
+        ADD_FAILURE() << "node id " << ids[i] << " out of range";
+        return 1e300;
+      }
+      const auto n = std::size_t(ids[i]);
+      if (!seen[n]) {
+        pos[n] = x, seen[n] = 1;
+      } else {
+        for (int c = 0; c < 3; ++c) worst = std::max(worst, std::abs(x[std::size_t(c)] - pos[n][std::size_t(c)]));
+      }
+    }
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), s.num_nodes()) << "every node belongs to an element";
+  return worst;
+}
+
 index_t ipow(index_t b, int e) {
   index_t r = 1;
   for (int i = 0; i < e; ++i) r *= b;
@@ -89,37 +190,107 @@ TEST(H1Space, DofCountsMatchClosedForms) {
 }
 
 TEST(H1Space, SharedNodesAgreeWhateverTheVertexNumbering) {
-  // Every global node must be at one physical place: map each element's lattice point
-  // (lattice / p, on the same entity as the true node) and compare all copies.
+  // Every global node must be at one physical place, also when a random renumbering of the
+  // vertices changes every edge and face key (and so every canonical frame).
   for (Geometry g : box_geometries)
     for (unsigned seed : {0u, 1u, 2u})
-      for (int p : {1, 2, 3, 4, 5}) {
-        const Mesh base = perturbed_box(g, 3);
-        const Mesh m = seed == 0 ? base : renumbered(base, seed);
-        const H1Space s(m, p);
-        std::vector<std::array<double, 3>> pos(std::size_t(s.num_nodes()));
-        std::vector<char> seen(std::size_t(s.num_nodes()), 0);
-        double worst = 0;
-        for (index_t e = 0; e < m.num_elements(); ++e) {
-          const auto L = lattice_nodes(m.element_geometry(e), p);
-          const auto ids = s.element_nodes(e);
-          ASSERT_EQ(ids.size(), L.size());
-          for (std::size_t i = 0; i < L.size(); ++i) {
-            const double xi[3] = {L[i][0] / double(p), L[i][1] / double(p), L[i][2] / double(p)};
-            const auto x = m.map(e, std::span<const double>(xi, std::size_t(m.dim())));
-            const auto n = std::size_t(ids[i]);
-            ASSERT_LT(ids[i], s.num_nodes());
-            if (!seen[n]) {
-              pos[n] = x, seen[n] = 1;
-            } else {
-              for (int c = 0; c < 3; ++c) worst = std::max(worst, std::abs(x[std::size_t(c)] - pos[n][std::size_t(c)]));
-            }
-          }
+      for (int p : {1, 2, 3, 4, 5})
+        for (NodeOrdering o : {NodeOrdering::FirstTouch, NodeOrdering::ByEntity}) {
+          const Mesh base = perturbed_box(g, 3);
+          const Mesh m = seed == 0 ? base : renumbered(base, seed);
+          const H1Space s(m, p, 1, o);
+          EXPECT_EQ(s.num_nodes(), ipow(3 * p + 1, dim(g)));
+          // Two evaluations of the same first-order map at the same point: a few roundings of
+          // O(1) coordinates; a wrong node would be off by a lattice spacing (>= 1/15).
+          EXPECT_LT(worst_node_mismatch(m, s), 1e-14) << name(g) << " p=" << p << " seed " << seed << " " << name(o);
         }
-        // Two evaluations of the same first-order map at the same point: a few roundings.
-        EXPECT_LT(worst, 1e-14) << name(g) << " p=" << p << " seed " << seed;
-        EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), s.num_nodes()) << "every node belongs to an element";
+}
+
+TEST(H1Space, SharedNodesAgreeUnderElementRotations) {
+  // Each element's vertex list permuted by a random orientation-preserving symmetry (even
+  // permutations of simplices, the 4 / 24 rotations of the square / cube): neighbours see
+  // their shared edges and faces in all relative orientations.
+  EXPECT_EQ(proper_rotations(Geometry::Triangle).size(), 3u);
+  EXPECT_EQ(proper_rotations(Geometry::Quadrilateral).size(), 4u);
+  EXPECT_EQ(proper_rotations(Geometry::Tetrahedron).size(), 12u);
+  EXPECT_EQ(proper_rotations(Geometry::Hexahedron).size(), 24u);
+  for (Geometry g : {Geometry::Triangle, Geometry::Quadrilateral, Geometry::Tetrahedron, Geometry::Hexahedron})
+    for (unsigned seed : {1u, 2u})
+      for (int p = 1; p <= 5; ++p) {
+        const Mesh m = renumbered(rotated(perturbed_box(g, 3), seed), seed + 10);
+        ASSERT_NO_THROW(m.validate("rotated box")) << "rotations must keep det J > 0";
+        const H1Space s(m, p);
+        EXPECT_EQ(s.num_nodes(), ipow(3 * p + 1, dim(g))) << name(g) << " p=" << p;
+        // Same tolerance argument as above.
+        EXPECT_LT(worst_node_mismatch(m, s), 1e-14) << name(g) << " p=" << p << " seed " << seed;
+        EXPECT_EQ(index_t(s.exterior_nodes().size()), ipow(3 * p + 1, dim(g)) - ipow(3 * p - 1, dim(g)));
       }
+}
+
+TEST(H1Space, NodeOrderings) {
+  for (Geometry g : box_geometries)
+    for (int p : {1, 2, 4}) {
+      const Mesh m = renumbered(box_mesh(g, {3, 3, 3}), 7);
+      const H1Space ft(m, p), be(m, p, 1, NodeOrdering::ByEntity);
+      EXPECT_EQ(ft.ordering(), NodeOrdering::FirstTouch);
+      ASSERT_EQ(ft.num_nodes(), be.num_nodes());
+      // First touch: element 0 reaches all of its nodes first, so they are 0 .. npe - 1.
+      const auto e0 = ft.element_nodes(0);
+      std::vector<index_t> first(e0.begin(), e0.end());
+      std::sort(first.begin(), first.end());
+      for (std::size_t i = 0; i < first.size(); ++i) EXPECT_EQ(first[i], index_t(i)) << name(g) << " p=" << p;
+      // By entity: the vertex nodes come first, in mesh order.
+      const auto verts = m.element_vertices(0);
+      const auto L = lattice_nodes(g, p);
+      for (std::size_t i = 0; i < L.size(); ++i) {
+        const NodeLocation loc = classify_node(g, p, L[i]);
+        if (loc.entity_dim == 0)
+          EXPECT_EQ(be.element_nodes(0)[i], verts[std::size_t(loc.entity)]) << "box meshes use every vertex";
+        else
+          EXPECT_GE(be.element_nodes(0)[i], m.num_vertices());
+      }
+      // Both orderings describe the same sharing: element-local slot by slot, the map from
+      // first-touch ids to by-entity ids is a bijection.
+      std::vector<index_t> to_be(std::size_t(ft.num_nodes()), -1), to_ft(std::size_t(ft.num_nodes()), -1);
+      bool consistent = true;
+      for (std::size_t k = 0; k < ft.element_node_ids().size(); ++k) {
+        const index_t a = ft.element_node_ids()[k], b = be.element_node_ids()[k];
+        auto& x = to_be[std::size_t(a)];
+        auto& y = to_ft[std::size_t(b)];
+        consistent = consistent && (x < 0 || x == b) && (y < 0 || y == a);
+        x = b, y = a;
+      }
+      EXPECT_TRUE(consistent) << name(g) << " p=" << p;
+      EXPECT_EQ(std::count(to_be.begin(), to_be.end(), -1), 0);
+    }
+}
+
+TEST(H1Space, ComponentMajorDofs) {
+  const Mesh m = box_mesh(Geometry::Quadrilateral, {2, 3, 1});
+  const H1Space s(m, 2, 3);
+  EXPECT_EQ(s.num_dofs(), 3 * s.num_nodes());
+  EXPECT_EQ(s.dof(2, 5), 2 * s.num_nodes() + 5);
+  const int left[] = {1};
+  const auto nodes = s.boundary_nodes(left);
+  const auto dofs = s.boundary_dofs(left);
+  ASSERT_EQ(dofs.size(), 3 * nodes.size());
+  for (int c = 0; c < 3; ++c)
+    for (std::size_t i = 0; i < nodes.size(); ++i) EXPECT_EQ(dofs[c * nodes.size() + i], s.dof(c, nodes[i]));
+  EXPECT_TRUE(std::is_sorted(dofs.begin(), dofs.end()));
+  // The x = 0 side of a 2 x 3 quad mesh at p = 2: 3 * 2 + 1 nodes, and they lie at x = 0.
+  EXPECT_EQ(nodes.size(), 7u);
+  for (index_t e = 0; e < m.num_elements(); ++e) {
+    const auto L = lattice_nodes(Geometry::Quadrilateral, 2);
+    const auto ids = s.element_nodes(e);
+    for (std::size_t i = 0; i < L.size(); ++i) {
+      const double xi[2] = {L[i][0] / 2.0, L[i][1] / 2.0};
+      const double x = m.map(e, xi)[0];
+      const bool listed = std::binary_search(nodes.begin(), nodes.end(), ids[i]);
+      // Vertices on the side have x = 0 exactly and the map has no rounding there (only
+      // products with 0 and with xi = 0): an exact comparison is safe.
+      EXPECT_EQ(listed, x == 0.0) << "element " << e << " node " << i;
+    }
+  }
 }
 
 TEST(H1Space, InterpolatedFieldIsContinuousAcrossEveryFace) {
@@ -278,5 +449,45 @@ TEST(H1Space, Errors) {
   bad.add_element(Geometry::Tetrahedron, {0, 1, 2, 3});
   bad.add_element(Geometry::Tetrahedron, {0, 2, 1, 4});
   bad.add_element(Geometry::Tetrahedron, {0, 1, 2, 5});
-  EXPECT_ERROR_MENTIONS(H1Space(bad, 1), "shared by 3 elements");
+  EXPECT_ERROR_MENTIONS(H1Space(bad, 1), "shared by 3 elements", "(0, 1, 2)");
+  // Three triangles on one edge of a 2-D mesh.
+  Mesh fan(2);
+  fan.add_vertex({0, 0});
+  fan.add_vertex({1, 0});
+  fan.add_vertex({0.5, 1});
+  fan.add_vertex({0.5, 2});
+  fan.add_vertex({0.5, -1});
+  fan.add_element(Geometry::Triangle, {0, 1, 2});
+  fan.add_element(Geometry::Triangle, {0, 1, 3});
+  fan.add_element(Geometry::Triangle, {1, 0, 4});
+  EXPECT_ERROR_MENTIONS(H1Space(fan, 2), "edge with vertices (0, 1)", "shared by 3 elements");
+  // Vertex ids out of range.
+  Mesh dangling(2);
+  dangling.add_vertex({0, 0});
+  dangling.add_vertex({1, 0});
+  dangling.add_vertex({0, 1});
+  dangling.add_element(Geometry::Triangle, {0, 1, 2});
+  dangling.add_element(Geometry::Triangle, {1, 7, 2});
+  EXPECT_ERROR_MENTIONS(H1Space(dangling, 1), "element 1", "vertex 7", "validate");
+  // More nodes than 32-bit restriction indices address: one hexahedron at p = 1290 has
+  // 1291^3 > 2^31 - 1 nodes (refused before any per-node storage is allocated).
+  Mesh hex(3);
+  for (double z : {0.0, 1.0})
+    for (double y : {0.0, 1.0})
+      for (double x : {0.0, 1.0}) hex.add_vertex({x, y, z});
+  hex.add_element(Geometry::Hexahedron, {0, 1, 3, 2, 4, 5, 7, 6});
+  EXPECT_ERROR_MENTIONS(H1Space(hex, 1290), "2151685171 nodes", "2147483647", "32-bit");
+  EXPECT_EQ(H1Space(hex, 3).num_nodes(), 64);
+  // A boundary face that is no element's face.
+  Mesh tri(2);
+  tri.add_vertex({0, 0});
+  tri.add_vertex({1, 0});
+  tri.add_vertex({0, 1});
+  tri.add_element(Geometry::Triangle, {0, 1, 2});
+  tri.add_boundary(Geometry::Segment, {0, 1}, 4);
+  EXPECT_EQ(H1Space(tri, 3).boundary_nodes().size(), 4u);
+  tri.add_boundary(Geometry::Segment, {0, 0}, 5);
+  EXPECT_ERROR_MENTIONS(H1Space(tri, 3).boundary_nodes(), "boundary face 1", "attribute 5", "not an edge of any element");
+  const int only4[] = {4};
+  EXPECT_EQ(H1Space(tri, 3).boundary_nodes(only4).size(), 4u) << "faces of other attributes are not looked at";
 }

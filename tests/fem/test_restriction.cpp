@@ -186,3 +186,55 @@ TEST_P(RestrictionTest, RefusesWrongExtentsAndMissingGeometry) {
   Array<double, 3> l2("l", {r.num_elements(), 2, r.nodes_per_element()}, exec.space());
   EXPECT_ERROR_MENTIONS(r.scatter_add(l2.cview(), g2.view()), "element-local array has extents", "(4, 1, 9)");
 }
+
+TEST_P(RestrictionTest, AutoPicksTheMeasuredMethodAndOrderingsAgree) {
+  const Exec exec = tessera::test::exec_for(GetParam());
+  // The same field restricted through both node orderings gives the same element values.
+  const Mesh mesh = generate_mesh("box:tet:2x3x2:perturb=0.2");
+  const int p = 3;
+  const H1Space ft(mesh, p, 2), be(mesh, p, 2, NodeOrdering::ByEntity);
+  const ElementRestriction rf(ft, Geometry::Tetrahedron, exec), rb(be, Geometry::Tetrahedron, exec);
+  // A field given per (element, local node) slot through first-touch ids, carried over to
+  // by-entity ids by the slot correspondence.
+  const auto u = random_vector(std::size_t(ft.num_dofs()), 21);
+  std::vector<double> ub(u.size(), 0);
+  for (std::size_t k = 0; k < ft.element_node_ids().size(); ++k)
+    for (int c = 0; c < 2; ++c)
+      ub[std::size_t(be.dof(c, be.element_node_ids()[k]))] = u[std::size_t(ft.dof(c, ft.element_node_ids()[k]))];
+  auto gu = Array<double, 1>::from("u", std::span<const double>(u), exec.space());
+  auto gb = Array<double, 1>::from("ub", std::span<const double>(ub), exec.space());
+  Array<double, 3> lf("lf", {rf.num_elements(), 2, rf.nodes_per_element()}, exec.space());
+  Array<double, 3> lb("lb", {rb.num_elements(), 2, rb.nodes_per_element()}, exec.space());
+  rf.gather(gu.cview(), lf.view());
+  rb.gather(gb.cview(), lb.view());
+  EXPECT_EQ(lf.to_vector(), lb.to_vector());
+  // Auto is the transpose gather on the CPU (bitwise equal) and atomics on the GPU (equal up
+  // to the summation order: at most ~20 terms of size <= 1, so 1e-14 absolute).
+  Array<double, 1> y1("y1", {ft.num_dofs()}, exec.space()), y2("y2", {ft.num_dofs()}, exec.space());
+  y1.fill(0.5);
+  y2.fill(0.5);
+  rf.scatter_add(lf.cview(), y1.view(), ScatterMethod::Auto);
+  rf.scatter_add(lf.cview(), y2.view(), ScatterMethod::TransposeGather);
+  if (!exec.on_device()) {
+    EXPECT_EQ(y1.to_vector(), y2.to_vector());
+  } else {
+    const auto a = y1.to_vector(), b = y2.to_vector();
+    for (std::size_t n = 0; n < a.size(); ++n) ASSERT_NEAR(a[n], b[n], 1e-14) << "dof " << n;
+  }
+}
+
+TEST_P(RestrictionTest, RefusesArraysInAnotherMemorySpace) {
+  // Needs device memory (on the CPU backends: to pass some; on CUDA: to be the right kind).
+  if (!cuda_available()) GTEST_SKIP() << "skipped: no GPU";
+  const Exec exec = tessera::test::exec_for(GetParam());
+  const Mesh mesh = generate_mesh("box:quad:2");
+  const H1Space space(mesh, 2);
+  const ElementRestriction r(space, Geometry::Quadrilateral, exec);
+  const Space wrong = exec.on_device() ? Space::Host : Space::Device;
+  Array<double, 1> g_ok("g", {space.num_dofs()}, exec.space()), g_bad("g", {space.num_dofs()}, wrong);
+  Array<double, 3> l_ok("l", {r.num_elements(), 1, r.nodes_per_element()}, exec.space());
+  Array<double, 3> l_bad("l", {r.num_elements(), 1, r.nodes_per_element()}, wrong);
+  EXPECT_ERROR_MENTIONS(r.gather(g_bad.cview(), l_ok.view()), "global vector lives in", to_string(wrong), "cannot read");
+  EXPECT_ERROR_MENTIONS(r.scatter_add(l_bad.cview(), g_ok.view()), "element-local array lives in", to_string(wrong));
+  EXPECT_NO_THROW(r.gather(g_ok.cview(), l_ok.view()));
+}

@@ -20,4 +20,8 @@ void copy_bytes(void* dst, Space dst_space, const void* src, Space src_space, st
 /// Writes `count` copies of the `pattern_size`-byte pattern to `dst`.
 void fill_bytes(void* dst, Space space, std::size_t count, const void* pattern, std::size_t pattern_size);
 
+/// Memory space of the allocation holding p as a Space value, or -1 when this build cannot
+/// tell (no CUDA backend or no GPU: then all memory is host memory; managed memory).
+int pointer_space(const void* p);
+
 }  // namespace tessera::detail

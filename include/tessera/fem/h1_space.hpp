@@ -9,20 +9,30 @@
 ///     auto nodes = space.element_nodes(0);             // 64 global node ids, lattice order
 ///     auto fixed = space.boundary_dofs();              // every boundary attribute
 ///
-/// Numbering. Element-local nodes follow the lattice order of reference_element.hpp. Global
-/// nodes are laid out entity by entity: mesh vertices (used ones, in mesh order), then the
-/// p - 1 nodes of every edge, then the nodes inside every face (3-D meshes), then the nodes
-/// inside every element. Edges and faces are ordered by their sorted global vertex ids, and
-/// the nodes on one of them in a frame fixed by those ids (from the smaller-id end of an
-/// edge; barycentric integers sorted by vertex id on a triangle; origin at the smallest-id
-/// corner and first axis towards its smaller-id neighbour on a quadrilateral), so two
-/// elements sharing an entity agree whatever their own vertex order.
+/// Shared nodes. Element-local nodes follow the lattice order of reference_element.hpp.
+/// A node on a shared entity is identified by a canonical key that does not depend on the
+/// vertex order of the element it is seen from: a vertex by its mesh vertex; the nodes of an
+/// edge by the edge and t, counted from the endpoint with the smaller mesh vertex id; the
+/// nodes of a triangular face by the face and its barycentric integers ordered by ascending
+/// vertex id; the nodes of a quadrilateral face by the face and (s, t) in the frame whose
+/// origin is the face's smallest-id vertex and whose first axis points to the smaller-id of
+/// that vertex's two neighbours on the face. Edges and faces are identified by their sorted
+/// vertex ids.
+///
+/// Numbering (NodeOrdering): by default first touch: elements are visited in mesh order and
+/// their nodes in lattice order; the first visit of a vertex, edge, face or element interior
+/// numbers all of its nodes as one consecutive block (in the canonical order above). The
+/// nodes of an element are then close together in memory, and so are those of neighbouring
+/// elements, which is what gather and scatter kernels read. `ByEntity` numbers all vertices
+/// (in mesh order), then all edge nodes, face nodes and element interiors.
 ///
 /// Vector fields (components > 1) are component-major: dof(c, n) = c * num_nodes() + n.
 ///
-/// The space keeps a reference to the mesh, which must outlive it.
+/// The space keeps a pointer to the mesh, which must outlive it.
 
+#include <array>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "tessera/core/macros.hpp"
@@ -31,37 +41,55 @@
 namespace tessera::fem {
 
 /// Largest number of global nodes an H1Space numbers: the element restriction stores node
-/// ids as 32-bit integers.
+/// ids as 32-bit integers (int32).
 inline constexpr index_t max_h1_nodes = index_t{2147483647};
+
+/// Layout of an H1Space's global nodes (see the file comment).
+enum class NodeOrdering {
+  FirstTouch,  ///< element by element, each entity's nodes numbered at its first visit
+  ByEntity     ///< vertices, then edges, then faces, then element interiors
+};
+
+/// "first-touch" or "by-entity".
+const char* name(NodeOrdering o);
 
 /// The order-p H1 space of a mesh (see the file comment).
 class H1Space {
  public:
   /// Numbers the nodes of `mesh` (which must outlive the space) for order p >= 1 and
   /// `components` >= 1 field components. Throws tessera::Error for p < 1, components < 1,
-  /// a mesh without elements, a face shared by more than two elements, or more than
-  /// max_h1_nodes nodes.
-  H1Space(const Mesh& mesh, int order, int components = 1);
+  /// a mesh without elements, an element with a vertex id out of range, a face (2-D: an
+  /// edge) shared by more than two elements, or more than max_h1_nodes nodes.
+  H1Space(const Mesh& mesh, int order, int components = 1, NodeOrdering ordering = NodeOrdering::FirstTouch);
 
+  /// The mesh this space numbers.
   const Mesh& mesh() const { return *mesh_; }
+  /// Polynomial order p.
   int order() const { return order_; }
+  /// Number of field components (1 for a scalar field).
   int components() const { return components_; }
+  /// Layout of the global nodes.
+  NodeOrdering ordering() const { return ordering_; }
   /// Number of global (scalar) nodes.
   index_t num_nodes() const { return num_nodes_; }
   /// Number of degrees of freedom: num_nodes() * components().
   index_t num_dofs() const { return num_nodes_ * components_; }
+  /// Degree of freedom of component c at global node n: c * num_nodes() + n.
+  index_t dof(int c, index_t n) const { return index_t(c) * num_nodes_ + n; }
 
   /// Global node ids of element e, in the lattice order of its geometry.
   std::span<const index_t> element_nodes(index_t e) const {
     return {nodes_.data() + offsets_[std::size_t(e)], std::size_t(offsets_[std::size_t(e) + 1] - offsets_[std::size_t(e)])};
   }
-  /// CSR form of all element node lists: element e owns element_node_ids()[offsets[e]..offsets[e+1]).
+  /// CSR offsets of the element node lists (num_elements + 1 entries): element e owns
+  /// element_node_ids()[offsets[e] .. offsets[e + 1]).
   std::span<const index_t> element_offsets() const { return offsets_; }
+  /// Global node ids of all elements, concatenated in element order (host memory).
   std::span<const index_t> element_node_ids() const { return nodes_; }
 
-  /// Sorted global nodes on the mesh's boundary faces whose attribute is listed (all
-  /// boundary faces when `attributes` is empty). Throws when a boundary face is not a face
-  /// of any element.
+  /// Sorted global nodes on the mesh's stored boundary faces whose attribute is listed (all
+  /// boundary faces when `attributes` is empty): the nodes of each face's vertices, edges
+  /// and (3-D) interior. Throws when a boundary face is not a face of any element.
   std::vector<index_t> boundary_nodes(std::span<const int> attributes = {}) const;
   /// boundary_nodes for every component: dof(c, n) for each such node, sorted.
   std::vector<index_t> boundary_dofs(std::span<const int> attributes = {}) const;
@@ -69,25 +97,27 @@ class H1Space {
   /// the boundary of the meshed domain whether or not boundary faces are stored.
   std::vector<index_t> exterior_nodes() const;
 
-  /// Number of distinct edges and (3-D) faces of the mesh's elements.
+  /// Number of distinct edges of the mesh's elements.
   index_t num_edges() const { return index_t(edges_.size()); }
+  /// Number of distinct faces of the mesh's 3-D elements (0 for 1-D and 2-D meshes).
   index_t num_faces() const { return index_t(faces_.size()); }
 
  private:
   using Key = std::array<index_t, 4>;
   index_t edge_id(index_t a, index_t b) const;
-  index_t face_id(Key sorted) const;
+  index_t face_id(const Key& sorted) const;
   void entity_nodes(Geometry g, std::span<const index_t> v, std::vector<index_t>& out) const;
 
   const Mesh* mesh_;
   int order_, components_;
+  NodeOrdering ordering_;
   index_t num_nodes_ = 0;
-  std::vector<index_t> vertex_node_;   // mesh vertex -> global node (-1: unused)
+  std::vector<index_t> vertex_node_;           // mesh vertex -> global node (-1: in no element)
   std::vector<std::array<index_t, 2>> edges_;  // sorted vertex pairs, ascending
-  std::vector<Key> faces_;             // sorted vertex ids (triangles padded with max), ascending
-  std::vector<int> face_uses_, edge_uses_;
-  index_t edge_base_ = 0, face_base_ = 0;
-  std::vector<index_t> face_start_;    // first node of each face's interior (size faces + 1)
+  std::vector<index_t> edge_node_;             // first node of each edge's p - 1 nodes
+  std::vector<Key> faces_;                     // sorted vertex ids (triangles padded), ascending
+  std::vector<index_t> face_node_;             // first node of each face's interior nodes
+  std::vector<std::pair<index_t, int>> exterior_;  // (element, local face / edge / vertex) used once
   std::vector<index_t> offsets_{0}, nodes_;
 };
 

@@ -15,6 +15,9 @@ void copy(void* dst, const void* src, std::size_t bytes);
 void fill(void* dst, std::size_t count, const void* pattern, std::size_t pattern_size);
 void memset_zero(void* dst, std::size_t bytes);
 float elapsed_ms(void* start, void* stop);
+/// Memory space of the allocation holding p as a tessera::Space value, or -1 when the
+/// runtime cannot tell (no GPU, managed memory).
+int pointer_space(const void* p);
 void* event_create();
 void event_record(void* e);
 void event_destroy(void* e) noexcept;

@@ -128,6 +128,21 @@ void fill(void* dst, std::size_t count, const void* pattern, std::size_t size) {
   }
 }
 
+int pointer_space(const void* p) {
+  if (p == nullptr || device_count() == 0) return -1;
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    (void)cudaGetLastError();  // not sticky: clear it so that the next launch check does not see it
+    return -1;
+  }
+  switch (attr.type) {
+    case cudaMemoryTypeUnregistered: return static_cast<int>(Space::Host);
+    case cudaMemoryTypeHost: return static_cast<int>(Space::HostPinned);
+    case cudaMemoryTypeDevice: return static_cast<int>(Space::Device);
+    default: return -1;  // managed memory: readable everywhere
+  }
+}
+
 float elapsed_ms(void* start, void* stop) {
   float ms = 0;
   TESSERA_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(stop)));

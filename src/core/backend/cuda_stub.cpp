@@ -22,6 +22,7 @@ void copy(void*, const void*, std::size_t) { fail("device copy requested in a bu
 void fill(void*, std::size_t, const void*, std::size_t) { fail("device fill requested in a build without CUDA"); }
 void memset_zero(void*, std::size_t) { fail("device memset requested in a build without CUDA"); }
 float elapsed_ms(void*, void*) { return 0; }
+int pointer_space(const void*) { return -1; }
 void event_destroy(void*) noexcept {}
 void* event_create() { fail("CUDA events requested in a build without CUDA"); }
 void event_record(void*) {}
