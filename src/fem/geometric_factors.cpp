@@ -225,23 +225,12 @@ Array<double, 3> first_order_shape_gradients(Geometry g, const Array<double, 2>&
                   " coordinates, a ", name(g), " needs ", d);
   const index_t nq = points.extent(0);
   Array<double, 3> G("fem/shape_gradients", {nq, nv, d});
-  for (index_t q = 0; q < nq; ++q)
-    for (int v = 0; v < nv; ++v) {
-      const auto a = reference_vertex(g, v);
-      for (int c = 0; c < d; ++c) {
-        double s;
-        if (is_simplex(g)) {
-          // N_0 = 1 - sum xi, N_v = xi_k where vertex v is the unit vector e_k.
-          s = v == 0 ? -1.0 : a[c];
-        } else {
-          // N_v = prod_k (a_k ? xi_k : 1 - xi_k).
-          s = a[c] > 0.5 ? 1.0 : -1.0;
-          for (int k = 0; k < d; ++k)
-            if (k != c) s *= a[k] > 0.5 ? points(q, k) : 1.0 - points(q, k);
-        }
-        G(q, v, c) = s;
-      }
-    }
+  double xi[3], val[8];
+  for (index_t q = 0; q < nq; ++q) {
+    for (int c = 0; c < d; ++c) xi[c] = points(q, c);
+    vertex_shape_functions(g, std::span<const double>(xi, std::size_t(d)), val,
+                           std::span<double>(&G(q, 0, 0), std::size_t(nv * d)));
+  }
   return G;
 }
 

@@ -13,44 +13,6 @@ namespace tessera::fem {
 
 namespace {
 
-// Gradients (reference coordinates) of the first-order shape functions of g at xi, in
-// Gmsh vertex order: grad[v][c].
-int shape_gradients(Geometry g, std::span<const double> xi, double grad[8][3], double val[8]) {
-  const double x = xi.size() > 0 ? xi[0] : 0, y = xi.size() > 1 ? xi[1] : 0, z = xi.size() > 2 ? xi[2] : 0;
-  for (int v = 0; v < 8; ++v) grad[v][0] = grad[v][1] = grad[v][2] = val[v] = 0;
-  switch (g) {
-    case Geometry::Segment:
-      val[0] = 1 - x, val[1] = x;
-      grad[0][0] = -1, grad[1][0] = 1;
-      return 2;
-    case Geometry::Triangle:
-      val[0] = 1 - x - y, val[1] = x, val[2] = y;
-      grad[0][0] = -1, grad[0][1] = -1, grad[1][0] = 1, grad[2][1] = 1;
-      return 3;
-    case Geometry::Tetrahedron:
-      val[0] = 1 - x - y - z, val[1] = x, val[2] = y, val[3] = z;
-      grad[0][0] = grad[0][1] = grad[0][2] = -1;
-      grad[1][0] = 1, grad[2][1] = 1, grad[3][2] = 1;
-      return 4;
-    case Geometry::Quadrilateral:
-    case Geometry::Hexahedron: {
-      const int nv = num_vertices(g);
-      for (int v = 0; v < nv; ++v) {
-        const auto r = reference_vertex(g, v);
-        // 1-D factors: r = 0 -> (1 - t), r = 1 -> t.
-        const double fx = r[0] ? x : 1 - x, fy = r[1] ? y : 1 - y, fz = g == Geometry::Hexahedron ? (r[2] ? z : 1 - z) : 1;
-        const double dx = r[0] ? 1 : -1, dy = r[1] ? 1 : -1, dz = r[2] ? 1 : -1;
-        val[v] = fx * fy * fz;
-        grad[v][0] = dx * fy * fz;
-        grad[v][1] = fx * dy * fz;
-        if (g == Geometry::Hexahedron) grad[v][2] = fx * fy * dz;
-      }
-      return nv;
-    }
-  }
-  return 0;
-}
-
 double det_of(const std::array<std::array<double, 3>, 3>& J, int sdim, int d) {
   if (sdim == d) {
     if (d == 1) return J[0][0];
@@ -77,16 +39,16 @@ std::array<std::array<double, 3>, 3> Mesh::jacobian(index_t e, std::span<const d
   const Geometry g = element_geometry(e);
   TESSERA_REQUIRE(int(xi.size()) == fem::dim(g), "fem::Mesh::jacobian: a ", name(g), " needs ", fem::dim(g),
                   " reference coordinates, got ", xi.size());
-  double grad[8][3], val[8];
-  const int nv = shape_gradients(g, xi, grad, val);
+  const int nv = fem::num_vertices(g), d = fem::dim(g);
+  double val[8], grad[8 * 3];
+  vertex_shape_functions(g, xi, val, std::span<double>(grad, std::size_t(nv * d)));
   const auto vs = element_vertices(e);
   std::array<std::array<double, 3>, 3> J{};
-  const int d = fem::dim(g);
   // Differences to vertex 0: rounding scales with the element size, not the coordinates.
   for (int v = 1; v < nv; ++v)
     for (int r = 0; r < sdim_; ++r) {
       const double dxr = vertex(vs[std::size_t(v)], r) - vertex(vs[0], r);
-      for (int c = 0; c < d; ++c) J[std::size_t(r)][std::size_t(c)] += dxr * grad[v][c];
+      for (int c = 0; c < d; ++c) J[std::size_t(r)][std::size_t(c)] += dxr * grad[v * d + c];
     }
   return J;
 }
@@ -97,8 +59,9 @@ std::array<double, 3> Mesh::map(index_t e, std::span<const double> xi) const {
   const Geometry g = element_geometry(e);
   TESSERA_REQUIRE(int(xi.size()) == fem::dim(g), "fem::Mesh::map: a ", name(g), " needs ", fem::dim(g),
                   " reference coordinates, got ", xi.size());
-  double grad[8][3], val[8];
-  const int nv = shape_gradients(g, xi, grad, val);
+  const int nv = fem::num_vertices(g);
+  double val[8];
+  vertex_shape_functions(g, xi, val);
   const auto vs = element_vertices(e);
   std::array<double, 3> x{};
   for (int v = 0; v < nv; ++v)

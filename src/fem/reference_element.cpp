@@ -116,6 +116,37 @@ Geometry boundary_geometry(Geometry g) {
   fail("fem::boundary_geometry: the boundary of a segment is points, which have no Geometry");
 }
 
+void vertex_shape_functions(Geometry g, std::span<const double> xi, std::span<double> values,
+                            std::span<double> gradients) {
+  const int d = dim(g), nv = num_vertices(g);
+  if (int(xi.size()) != d)
+    fail("fem::vertex_shape_functions: a ", name(g), " needs ", d, " reference coordinates, got ", xi.size());
+  if (int(values.size()) < nv || (!gradients.empty() && int(gradients.size()) < nv * d))
+    fail("fem::vertex_shape_functions: output spans hold ", values.size(), " values and ", gradients.size(),
+         " gradient entries; a ", name(g), " needs ", nv, " and ", nv * d);
+  for (int v = 0; v < nv; ++v) {
+    const int* a = vertex_coords(g, v);
+    if (is_simplex(g)) {
+      double s = 1;
+      for (int c = 0; c < d; ++c) s -= xi[std::size_t(c)];
+      values[std::size_t(v)] = v == 0 ? s : xi[std::size_t(v - 1)];
+      if (!gradients.empty())
+        for (int c = 0; c < d; ++c) gradients[std::size_t(v * d + c)] = v == 0 ? -1.0 : double(a[c]);
+      continue;
+    }
+    double n = 1;
+    for (int k = 0; k < d; ++k) n *= a[k] ? xi[std::size_t(k)] : 1 - xi[std::size_t(k)];
+    values[std::size_t(v)] = n;
+    if (gradients.empty()) continue;
+    for (int c = 0; c < d; ++c) {
+      double s = a[c] ? 1.0 : -1.0;
+      for (int k = 0; k < d; ++k)
+        if (k != c) s *= a[k] ? xi[std::size_t(k)] : 1 - xi[std::size_t(k)];
+      gradients[std::size_t(v * d + c)] = s;
+    }
+  }
+}
+
 index_t num_nodes(Geometry g, int p) {
   check_geometry(g, "fem::num_nodes");
   if (p < 1) fail("fem::num_nodes: order p = ", p, " is not supported (p >= 1)");

@@ -66,6 +66,14 @@ Geometry face_geometry(Geometry g, int f);
 /// (its boundary is points, which are not a Geometry).
 Geometry boundary_geometry(Geometry g);
 
+/// First-order (vertex) shape functions of g at reference point xi (dim(g) coordinates), in
+/// Gmsh vertex order: values[v] = N_v(xi) (num_vertices(g) entries) and, when `gradients` is
+/// not empty, gradients[v * dim(g) + c] = dN_v / dxi_c. Simplices: N_0 = 1 - sum xi,
+/// N_v = xi_k for the vertex at e_k; quadrilateral and hexahedron: N_v = prod_k (a_k ? xi_k :
+/// 1 - xi_k) for the vertex at a. These define the element maps of Mesh.
+void vertex_shape_functions(Geometry g, std::span<const double> xi, std::span<double> values,
+                            std::span<double> gradients = {});
+
 /// Number of order-p nodes: (p + 1)^dim on tensor elements, (p + 1)(p + 2)/2 on the
 /// triangle, (p + 1)(p + 2)(p + 3)/6 on the tetrahedron. Throws for p < 1.
 index_t num_nodes(Geometry g, int p);
