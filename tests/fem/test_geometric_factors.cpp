@@ -27,71 +27,14 @@ constexpr int kQuadCorner[4][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
 constexpr int kHexCorner[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
                                   {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
 
-/// Structured mesh of [0, size[0]] x ... with n cells per direction of geometry g (in a space
-/// of dimension dim(g)); interior vertices moved by up to perturb * (cell size) per coordinate.
-/// Triangles: 2 per square, tetrahedra: 6 per cube (Kuhn split around the main diagonal).
+/// fem::box_mesh with n cells per direction of [0, size[0]] x ...; interior vertices moved by
+/// up to perturb * (cell size) per coordinate (triangles 2 per square, Kuhn tets 6 per cube).
 Mesh box(Geometry g, int n, double perturb, unsigned seed = 7, std::array<double, 3> size = {1.0, 1.0, 1.0}) {
-  const int d = fem::dim(g);
-  Mesh m(d);
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  const int nz = d > 2 ? n : 0, ny = d > 1 ? n : 0;
-  auto vid = [&](int i, int j, int k) { return index_t((k * (ny + 1) + j) * (n + 1) + i); };
-  for (int k = 0; k <= nz; ++k)
-    for (int j = 0; j <= ny; ++j)
-      for (int i = 0; i <= n; ++i) {
-        const int idx[3] = {i, j, k}, ext[3] = {n, ny, nz};
-        bool interior = true;
-        for (int c = 0; c < d; ++c) interior = interior && idx[c] > 0 && idx[c] < ext[c];
-        double x[3];
-        for (int c = 0; c < d; ++c) {
-          const double h = size[c] / ext[c];
-          x[c] = idx[c] * h + (interior ? perturb * h * u(gen) : 0.0);
-        }
-        m.add_vertex(std::span<const double>(x, std::size_t(d)));
-      }
-  for (int k = 0; k < std::max(nz, 1); ++k)
-    for (int j = 0; j < std::max(ny, 1); ++j)
-      for (int i = 0; i < n; ++i) {
-        switch (g) {
-          case Geometry::Segment: m.add_element(g, {vid(i, 0, 0), vid(i + 1, 0, 0)}); break;
-          case Geometry::Quadrilateral: {
-            index_t v[4];
-            for (int a = 0; a < 4; ++a) v[a] = vid(i + kQuadCorner[a][0], j + kQuadCorner[a][1], 0);
-            m.add_element(g, std::span<const index_t>(v, 4));
-            break;
-          }
-          case Geometry::Triangle:
-            m.add_element(g, {vid(i, j, 0), vid(i + 1, j, 0), vid(i + 1, j + 1, 0)});
-            m.add_element(g, {vid(i, j, 0), vid(i + 1, j + 1, 0), vid(i, j + 1, 0)});
-            break;
-          case Geometry::Hexahedron: {
-            index_t v[8];
-            for (int a = 0; a < 8; ++a) v[a] = vid(i + kHexCorner[a][0], j + kHexCorner[a][1], k + kHexCorner[a][2]);
-            m.add_element(g, std::span<const index_t>(v, 8));
-            break;
-          }
-          case Geometry::Tetrahedron: {
-            int perm[3] = {0, 1, 2};
-            do {
-              // Path 0 -> e_p0 -> e_p0 + e_p1 -> (1, 1, 1); its orientation is the sign of the
-              // permutation, so odd permutations swap the last two vertices.
-              int c[3] = {0, 0, 0};
-              index_t v[4];
-              v[0] = vid(i, j, k);
-              for (int s = 0; s < 3; ++s) {
-                c[perm[s]] = 1;
-                v[s + 1] = vid(i + c[0], j + c[1], k + c[2]);
-              }
-              const int inversions = (perm[0] > perm[1]) + (perm[0] > perm[2]) + (perm[1] > perm[2]);
-              if (inversions % 2) std::swap(v[2], v[3]);
-              m.add_element(g, std::span<const index_t>(v, 4));
-            } while (std::next_permutation(perm, perm + 3));
-            break;
-          }
-        }
-      }
-  return m;
+  BoxOptions o;
+  o.perturb = perturb;
+  o.seed = seed;
+  o.size = size;
+  return box_mesh(g, {n, n, n}, o);
 }
 
 /// The geometries with the mesh size used for them.
