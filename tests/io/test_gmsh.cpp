@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fem_test_util.hpp"
+#include "io_test_util.hpp"
 #include "tessera/io/gmsh.hpp"
 
 namespace {
@@ -25,14 +26,9 @@ using tessera::fem::Mesh;
 using tessera::io::read_gmsh;
 using tessera::io::read_gmsh_bytes;
 
-std::string data_path(const std::string& f) { return std::string(TESSERA_IO_TEST_DATA) + "/" + f; }
+using tessera::io::test::data_path;
+using tessera::io::test::slurp;
 std::string geo_path(const std::string& f) { return std::string(TESSERA_IO_TEST_GEO) + "/" + f; }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 /// Counts of the elements of each Gmsh type in an ASCII MSH 2.2 file, parsed independently
 /// of the reader (one element per line: id type ...).

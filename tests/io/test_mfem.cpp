@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fem_test_util.hpp"
+#include "io_test_util.hpp"
 #include "tessera/fem/reference_element.hpp"
 #include "tessera/io/mfem.hpp"
 
@@ -21,13 +22,8 @@ using tessera::fem::Mesh;
 using tessera::io::read_mfem;
 using tessera::io::read_mfem_bytes;
 
-std::string data_path(const std::string& f) { return std::string(TESSERA_IO_TEST_DATA) + "/" + f; }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+using tessera::io::test::data_path;
+using tessera::io::test::slurp;
 
 std::map<int, int> boundary_attribute_counts(const Mesh& m) {
   std::map<int, int> c;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fem_test_util.hpp"
+#include "io_test_util.hpp"
 #include "tessera/fem/mesh.hpp"
 #include "tessera/io/gmsh.hpp"
 #include "tessera/io/mesh_io.hpp"
@@ -201,13 +202,6 @@ std::string temp_path(const std::string& file) {
   return (dir / file).string();
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream is(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << is.rdbuf();
-  return ss.str();
-}
-
 std::string replace_once(std::string s, const std::string& from, const std::string& to) {
   const auto k = s.find(from);
   EXPECT_NE(k, std::string::npos) << "'" << from << "' not in the document";
@@ -233,7 +227,7 @@ TEST_P(VtuRoundTrip, MeshAttributesAndFieldsComeBackIdentical) {
   EXPECT_EQ(back.num_boundary(), 0);  // boundary faces are not written
   expect_same_fields(fields, back_fields);
   // Reading from memory gives the same mesh as reading the file.
-  expect_same_mesh(mesh, tessera::io::read_vtu_bytes(read_file(path), path));
+  expect_same_mesh(mesh, tessera::io::read_vtu_bytes(tessera::io::test::slurp(path), path));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllGeometries, VtuRoundTrip,
@@ -251,7 +245,7 @@ TEST(VtuRead, StoredFilesReadAsWritten) {
   for (const char* file : {"vtu_mixed_ascii.vtu", "vtu_mixed_binary.vtu"}) {
     SCOPED_TRACE(file);
     std::vector<VtuField> fields;
-    const Mesh back = tessera::io::read_vtu(std::string(TESSERA_IO_TEST_DATA) + "/" + file, &fields);
+    const Mesh back = tessera::io::read_vtu(tessera::io::test::data_path(file), &fields);
     expect_same_mesh(mesh, back);
     // The stored values came from std::sin and std::exp, which another C library may round
     // differently in the last bit: allow a few ulps (1e-14 relative). Coordinates use only
