@@ -3,7 +3,8 @@
 # nvcc compiles them in CUDA builds.
 set(TESSERA_FEM_KERNEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/restriction.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/geometric_factors.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/geometric_factors.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/interpolate.cpp)
 target_sources(tessera PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/quadrature.cpp
   ${CMAKE_CURRENT_LIST_DIR}/basis1d.cpp

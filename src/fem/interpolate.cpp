@@ -1,0 +1,538 @@
+// Interpolation at quadrature points and its transpose (compiled by nvcc in CUDA builds).
+#include "tessera/fem/interpolate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "interpolate_kernels.hpp"
+#include "tessera/core/device.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/core/forall.hpp"
+#include "tessera/core/memory.hpp"
+#include "tessera/core/tuning.hpp"
+#include "tessera/fem/basis.hpp"
+#include "tessera/fem/reference_element.hpp"
+
+namespace tessera::fem {
+
+namespace interp_detail {
+/// Launches the kernel of the family (the lambdas live here, outside the class: nvcc needs a
+/// public enclosing function for extended lambdas).
+void launch_family(const char* label, const Exec& exec, const Teams& t, Geometry g, bool transpose, bool G,
+                   const Args& a) {
+  switch (g) {
+    case Geometry::Quadrilateral:
+      if (!transpose) {
+        if (G) launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { quad_forward<true>(ctx, a); });
+        else launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { quad_forward<false>(ctx, a); });
+      } else {
+        if (G) launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { quad_transpose<true>(ctx, a); });
+        else launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { quad_transpose<false>(ctx, a); });
+      }
+      break;
+    case Geometry::Hexahedron:
+      if (!transpose) {
+        if (G) launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { hex_forward<true>(ctx, a); });
+        else launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { hex_forward<false>(ctx, a); });
+      } else {
+        if (G) launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { hex_transpose<true>(ctx, a); });
+        else launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { hex_transpose<false>(ctx, a); });
+      }
+      break;
+    default:
+      if (!transpose) {
+        if (G) launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { simplex_forward<true>(ctx, a); });
+        else launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { simplex_forward<false>(ctx, a); });
+      } else {
+        if (G) launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { simplex_transpose<true>(ctx, a); });
+        else launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { simplex_transpose<false>(ctx, a); });
+      }
+      break;
+  }
+}
+}  // namespace interp_detail
+
+namespace ia = interp_detail;
+
+namespace {
+
+/// Simplex tables up to this size are copied to shared memory once per block; larger ones
+/// are read from global memory (through the L1/L2 caches).
+constexpr std::size_t kSharedTableBytes = 48 * 1024;
+/// Threads per element of the simplex kernels at most (more points loop).
+constexpr int kMaxSimplexThreads = 256;
+/// Threads per block the elements-per-block choice stays within (below the 1024 limit, so
+/// that kernels using more than 64 registers per thread still launch).
+constexpr int kMaxBlockThreads = 512;
+
+bool grads_of(Eval w) { return has(w, Eval::ReferenceGradients) || has(w, Eval::Gradients); }
+
+int ipow(int b, int e) {
+  int r = 1;
+  for (int i = 0; i < e; ++i) r *= b;
+  return r;
+}
+
+}  // namespace
+
+std::string name(Eval e) {
+  std::string s;
+  const auto add = [&](Eval f, const char* n) {
+    if (has(e, f)) s += (s.empty() ? "" : "+") + std::string(n);
+  };
+  add(Eval::Values, "values");
+  add(Eval::ReferenceGradients, "reference-gradients");
+  add(Eval::Gradients, "gradients");
+  return s.empty() ? "none" : s;
+}
+
+Eval parse_eval(const std::string& text) {
+  Eval e = Eval::None;
+  std::stringstream ss(text);
+  std::string w;
+  while (std::getline(ss, w, '+')) {
+    if (w == "values" || w == "value") e = e | Eval::Values;
+    else if (w == "reference-gradients" || w == "ref-grad" || w == "refgrad") e = e | Eval::ReferenceGradients;
+    else if (w == "gradients" || w == "grad") e = e | Eval::Gradients;
+    else
+      fail("unknown evaluation '", w, "' in '", text,
+           "' (valid: values, reference-gradients (ref-grad), gradients (grad), joined with '+')");
+  }
+  TESSERA_REQUIRE(e != Eval::None, "empty evaluation '", text, "' (valid: values, ref-grad, grad joined with '+')");
+  return e;
+}
+
+const char* name(QuadLayout l) { return l == QuadLayout::ElementMajor ? "element-major" : "component-major"; }
+const char* name(GeometrySource s) { return s == GeometrySource::OnTheFly ? "on-the-fly" : "stored"; }
+
+std::string InterpolationKernel::key() const {
+  std::ostringstream o;
+  o << (transpose ? "integrate/" : "interpolate/") << fem::name(geom) << "/p" << order << "/q" << points << "/c"
+    << components << "/" << name(what) << "/" << name(layout);
+  if (has(what, Eval::Gradients)) o << "/" << name(geometry);
+  return o.str();
+}
+
+namespace {
+/// Threads per element of a kernel.
+Dim3 item_threads(Geometry g, int nd, int nq, int nd1, int nq1) {
+  if (is_tensor(g)) {
+    // One thread per (x, y) pair of the sum-factorization stages, at most 32 x 16.
+    const int t = std::max(nd1, nq1);
+    const int tx = std::min(t, 32);
+    return {tx, std::min(t, std::max(1, kMaxBlockThreads / tx)), 1};
+  }
+  return {std::min(std::max(nd, nq), kMaxSimplexThreads), 1, 1};
+}
+}  // namespace
+
+int interpolation_heuristic_epb(const InterpolationKernel& k) {
+  const int d = dim(k.geom);
+  const int nd = num_nodes(k.geom, k.order);
+  const int nd1 = k.order + 1;
+  const Dim3 t = item_threads(k.geom, nd, k.points, nd1, k.points_1d);
+  const int tpi = t.x * t.y * t.z;
+  const int cap = d == 2 ? 32 : 16;
+  return std::clamp((128 + tpi / 2) / tpi, 1, cap);
+}
+
+// ------------------------------------------------------------------ set-up
+
+Interpolator::Interpolator(const H1Space& space, Geometry g, const QuadratureRule& rule_in, Exec exec,
+                           InterpolatorOptions options)
+    : exec_(exec), opt_(options), geom_(g), restr_(space, g, exec) {
+  TESSERA_REQUIRE(g == Geometry::Triangle || g == Geometry::Quadrilateral || g == Geometry::Tetrahedron ||
+                      g == Geometry::Hexahedron,
+                  "fem::Interpolator: geometry '", name(g),
+                  "' is not supported (valid: triangle, quadrilateral, tetrahedron, hexahedron)");
+  TESSERA_REQUIRE(rule_in.geom == g, "fem::Interpolator: the quadrature rule is on a '", name(rule_in.geom),
+                  "', the elements are '", name(g), "'");
+  TESSERA_REQUIRE(options.elements_per_block >= 0, "fem::Interpolator: elements_per_block must be >= 0 (0 = auto), got ",
+                  options.elements_per_block);
+  const Mesh& mesh = space.mesh();
+  mesh_ = &mesh;
+  rule_ = rule_in.to_host();
+  p_ = space.order();
+  dim_ = fem::dim(g);
+  sdim_ = mesh.space_dim();
+  comps_ = space.components();
+  nd_ = num_nodes(g, p_);
+  nq_ = static_cast<int>(rule_.size());
+  nv_ = num_vertices(g);
+  ne_ = restr_.num_elements();
+  nn_ = space.num_nodes();
+  tensor_ = is_tensor(g);
+  TESSERA_REQUIRE(nq_ >= 1, "fem::Interpolator: the quadrature rule has no points");
+  const H1Basis basis(g, p_);
+  for (int v = 0; v < nv_; ++v) {
+    const auto x = reference_vertex(g, v);
+    for (int d = 0; d < dim_; ++d) {
+      corners_[v][d] = x[std::size_t(d)] > 0.5 ? 1 : 0;
+      TESSERA_REQUIRE(x[std::size_t(d)] == 0.0 || x[std::size_t(d)] == 1.0,
+                      "fem::Interpolator: reference vertex not at a 0/1 corner");
+    }
+  }
+  if (tensor_) {
+    nd1_ = p_ + 1;
+    nq1_ = rule_.n1d;
+    TESSERA_REQUIRE(nq1_ >= 1 && ipow(nq1_, dim_) == nq_,
+                    "fem::Interpolator: the rule on the ", name(g), " has ", nq_, " points and n1d = ", rule_.n1d,
+                    "; sum factorization needs a tensor-product rule (tensor_quadrature or quadrature())");
+    std::vector<double> x1(std::size_t(nq1_), 0.0);
+    for (int i = 0; i < nq1_; ++i) x1[std::size_t(i)] = rule_.points(i, 0);
+    for (int q = 0; q < nq_; ++q) {
+      int rem = q;
+      for (int d = 0; d < dim_; ++d) {
+        const int i = rem % nq1_;
+        rem /= nq1_;
+        TESSERA_REQUIRE(rule_.points(q, d) == x1[std::size_t(i)], "fem::Interpolator: point ", q,
+                        " of the rule on the ", name(g),
+                        " is not in the lexicographic tensor-product order (x fastest) of its 1-D points");
+      }
+    }
+    const BasisTables1D t = tabulate(basis.basis_1d(), std::span<const double>(x1));
+    Array<double, 2> Bt("interp_B1t", {nd1_, nq1_});
+    Array<double, 3> Gt("interp_G1t", {1, nd1_, nq1_});
+    for (int i = 0; i < nd1_; ++i)
+      for (int q = 0; q < nq1_; ++q) {
+        Bt(i, q) = t.B(q, i);
+        Gt(0, i, q) = t.G(q, i);
+      }
+    Bt_ = exec.on_device() ? Bt.to_device() : Bt;
+    Gt_ = exec.on_device() ? Gt.to_device() : Gt;
+    auto xh = Array<double, 1>::from("interp_x1d", std::span<const double>(x1), exec.space());
+    x1d_ = xh;
+  } else {
+    const BasisTables t = tabulate(basis, rule_);
+    Array<double, 2> Bt("interp_Bt", {nd_, nq_}), Bq("interp_Bq", {nq_, nd_});
+    Array<double, 3> Gt("interp_Gt", {dim_, nd_, nq_}), Gq("interp_Gq", {dim_, nq_, nd_});
+    for (int q = 0; q < nq_; ++q)
+      for (int i = 0; i < nd_; ++i) {
+        Bt(i, q) = t.B(q, i);
+        Bq(q, i) = t.B(q, i);
+        for (int d = 0; d < dim_; ++d) {
+          Gt(d, i, q) = t.G(q, i, d);
+          Gq(d, q, i) = t.G(q, i, d);
+        }
+      }
+    Bt_ = exec.on_device() ? Bt.to_device() : Bt;
+    Gt_ = exec.on_device() ? Gt.to_device() : Gt;
+    Bq_ = exec.on_device() ? Bq.to_device() : Bq;
+    Gq_ = exec.on_device() ? Gq.to_device() : Gq;
+  }
+}
+
+void Interpolator::ensure_geometry() const {
+  TESSERA_REQUIRE(sdim_ == dim_, "fem::Interpolator: physical gradients on ", name(geom_),
+                  " elements need a mesh of space dimension ", dim_, " (this mesh has ", sdim_,
+                  "); use reference gradients for embedded elements");
+  if (opt_.geometry == GeometrySource::OnTheFly) {
+    if (X_.size() > 0) return;
+    const GeometricFactorKernel k(*mesh_, geom_, rule_, exec_);
+    k.check();  // inverted elements are named here rather than producing infinities
+    X_ = k.coordinates();
+  } else {
+    if (Jinv_.size() > 0) return;
+    Jinv_ = geometric_factors(*mesh_, geom_, rule_, exec_, GeometricFactorFlags::Jinv).Jinv;
+  }
+}
+
+// ------------------------------------------------------------------ sizes and choices
+
+std::size_t Interpolator::shared_bytes_parts(bool transpose, Eval what, std::size_t* common) const {
+  const bool G = grads_of(what);
+  const bool X = has(what, Eval::Gradients) && opt_.geometry == GeometrySource::OnTheFly;
+  const int nx = X ? nv_ * sdim_ : 0;
+  SharedLayout c, it;
+  if (tensor_) {
+    const int n1 = nd1_, m1 = nq1_;
+    c.add<double>(n1 * m1).add<double>(G ? n1 * m1 : 0).add<double>(m1);
+    if (dim_ == 2) {
+      if (!transpose)
+        it.add<int>(nd_).add<double>(nd_).add<double>(n1 * m1).add<double>(G ? n1 * m1 : 0).add<double>(nx);
+      else
+        it.add<double>(nq_).add<double>(G ? nq_ : 0).add<double>(G ? nq_ : 0).add<double>(n1 * m1)
+            .add<double>(G ? n1 * m1 : 0).add<double>(nx);
+    } else {
+      if (!transpose)
+        it.add<int>(nd_).add<double>(nd_).add<double>(n1 * n1 * m1).add<double>(G ? n1 * n1 * m1 : 0)
+            .add<double>(n1 * m1 * m1).add<double>(G ? n1 * m1 * m1 : 0).add<double>(G ? n1 * m1 * m1 : 0)
+            .add<double>(nx);
+      else
+        it.add<double>(nq_).add<double>(G ? nq_ : 0).add<double>(G ? nq_ : 0).add<double>(G ? nq_ : 0)
+            .add<double>(n1 * m1 * m1).add<double>(G ? n1 * m1 * m1 : 0).add<double>(G ? n1 * m1 * m1 : 0)
+            .add<double>(n1 * n1 * m1).add<double>(G ? n1 * n1 * m1 : 0).add<double>(nx);
+    }
+  } else {
+    const bool ts = tables_in_shared(what);
+    c.add<double>(ts ? nd_ * nq_ : 0).add<double>(ts && G ? dim_ * nd_ * nq_ : 0);
+    if (!transpose) it.add<double>(comps_ * nd_).add<double>(nx);
+    else it.add<double>(comps_ * nq_).add<double>(G ? comps_ * dim_ * nq_ : 0).add<double>(nx);
+  }
+  *common = c.bytes();
+  return it.bytes();
+}
+
+bool Interpolator::tables_in_shared(Eval what) const {
+  if (tensor_) return true;
+  switch (opt_.simplex_tables) {
+    case TableMemory::Shared: return true;
+    case TableMemory::Global: return false;
+    case TableMemory::Auto: break;
+  }
+  const std::size_t bytes = std::size_t(nd_) * nq_ * (grads_of(what) ? 1 + dim_ : 1) * sizeof(double);
+  return bytes <= kSharedTableBytes;
+}
+
+std::size_t Interpolator::shared_bytes(Eval what, bool transpose, int epb) const {
+  std::size_t common = 0;
+  const std::size_t item = shared_bytes_parts(transpose, what, &common);
+  detail::TeamParams p = detail::make_team_params(
+      Teams{ne_, epb, item_threads(geom_, nd_, nq_, nd1_, nq1_), item, common});
+  return detail::team_shared_bytes(p);
+}
+
+int Interpolator::max_elements_per_block(Eval what, bool transpose) const {
+  if (!exec_.on_device()) return 64;
+  const Dim3 t = item_threads(geom_, nd_, nq_, nd1_, nq1_);
+  const int tpi = t.x * t.y * t.z;
+  int m = std::max(1, kMaxBlockThreads / tpi);
+  const std::size_t limit = current_device().shared_per_block_optin;
+  while (m > 1 && shared_bytes(what, transpose, m) > limit) --m;
+  return m;
+}
+
+InterpolationKernel Interpolator::kernel(Eval what, bool transpose) const {
+  InterpolationKernel k;
+  k.geom = geom_;
+  k.order = p_;
+  k.points_1d = tensor_ ? nq1_ : 0;
+  k.points = nq_;
+  k.components = comps_;
+  k.what = what;
+  k.transpose = transpose;
+  k.layout = opt_.layout;
+  k.geometry = opt_.geometry;
+  return k;
+}
+
+int Interpolator::choose_epb(Eval what, bool transpose, std::string* source) const {
+  int want = 0;
+  std::string src;
+  if (opt_.elements_per_block > 0) {
+    want = opt_.elements_per_block;
+    src = "option";
+  } else {
+    if (opt_.use_tuning_cache) {
+      if (auto e = tuning::lookup(tuning::device_key(exec_), kernel(what, transpose).key())) {
+        want = e->elements_per_block;
+        src = "tuning cache";
+      }
+    }
+    if (want == 0) {
+      want = interpolation_heuristic_epb(kernel(what, transpose));
+      src = "heuristic";
+    }
+  }
+  const int m = max_elements_per_block(what, transpose);
+  if (want > m) {
+    want = m;
+    src += " (reduced to fit)";
+  }
+  if (source) *source = src;
+  return want;
+}
+
+int Interpolator::elements_per_block(Eval what, bool transpose) const { return choose_epb(what, transpose, nullptr); }
+
+std::string Interpolator::elements_per_block_source(Eval what, bool transpose) const {
+  std::string s;
+  choose_epb(what, transpose, &s);
+  return s;
+}
+
+// ------------------------------------------------------------------ checks
+
+void Interpolator::check_what(Eval what, const char* where) const {
+  TESSERA_REQUIRE(what != Eval::None && (static_cast<unsigned>(what) & ~7u) == 0, "fem::Interpolator::", where,
+                  ": nothing (or an unknown flag) to evaluate: ", static_cast<unsigned>(what));
+}
+
+namespace {
+std::array<index_t, 4> expected_extents(QuadLayout l, index_t ne, int comps, int k, int nq) {
+  if (l == QuadLayout::ElementMajor) return {ne, comps, k, nq};
+  return {comps, k, ne, nq};
+}
+
+ia::PointMap point_map(const Array<double, 4>& a, QuadLayout l, index_t ne, int comps, int k, int nq) {
+  ia::PointMap m;
+  m.p = const_cast<double*>(a.data());
+  if (l == QuadLayout::ElementMajor) {
+    m.sd = nq;
+    m.sc = index_t(k) * nq;
+    m.se = index_t(comps) * k * nq;
+  } else {
+    m.se = nq;
+    m.sd = ne * nq;
+    m.sc = index_t(k) * ne * nq;
+  }
+  return m;
+}
+}  // namespace
+
+void Interpolator::check_data(const QuadratureData& d, Eval what, const char* where) const {
+  TESSERA_REQUIRE(d.layout == opt_.layout, "fem::Interpolator::", where, ": the data has layout ", name(d.layout),
+                  ", the interpolator was built for ", name(opt_.layout), " (use allocate())");
+  const struct {
+    Eval f;
+    const Array<double, 4>* a;
+    int k;
+    const char* n;
+  } parts[] = {{Eval::Values, &d.values, 1, "values"},
+               {Eval::ReferenceGradients, &d.reference_gradients, dim_, "reference_gradients"},
+               {Eval::Gradients, &d.gradients, sdim_, "gradients"}};
+  for (const auto& p : parts) {
+    if (!has(what, p.f)) continue;
+    const auto want = expected_extents(opt_.layout, ne_, comps_, p.k, nq_);
+    const auto got = p.a->extents();
+    if (got[0] != want[0] || got[1] != want[1] || got[2] != want[2] || got[3] != want[3])
+      fail("fem::Interpolator::", where, " (", name(geom_), "): QuadratureData::", p.n, " has extents (", got[0], ", ",
+           got[1], ", ", got[2], ", ", got[3], "), expected (", want[0], ", ", want[1], ", ", want[2], ", ", want[3],
+           ") for the ", name(opt_.layout), " layout (use allocate())");
+    if (!accessible(exec_.backend, p.a->space()))
+      fail("fem::Interpolator::", where, ": QuadratureData::", p.n, " lives in ", to_string(p.a->space()),
+           " memory, which the ", to_string(exec_.backend), " backend cannot read");
+  }
+}
+
+namespace {
+void check_vector(const Exec& exec, const char* where, const char* what, const void* p, index_t size, index_t want) {
+  if (size != want)
+    fail("fem::Interpolator::", where, ": the ", what, " has ", size, " entries, expected ", want);
+  const int s = detail::pointer_space(p);
+  if (s >= 0 && !accessible(exec.backend, static_cast<Space>(s)))
+    fail("fem::Interpolator::", where, ": the ", what, " lives in ", to_string(static_cast<Space>(s)),
+         " memory, which the ", to_string(exec.backend), " backend cannot read; allocate it in ",
+         to_string(exec.space()), " memory");
+}
+}  // namespace
+
+QuadratureData Interpolator::allocate(Eval what) const {
+  check_what(what, "allocate");
+  QuadratureData d;
+  d.layout = opt_.layout;
+  const auto make = [&](const char* label, int k) {
+    return Array<double, 4>(label, expected_extents(opt_.layout, ne_, comps_, k, nq_), exec_.space());
+  };
+  if (has(what, Eval::Values)) d.values = make("qd_values", 1);
+  if (has(what, Eval::ReferenceGradients)) d.reference_gradients = make("qd_reference_gradients", dim_);
+  if (has(what, Eval::Gradients)) d.gradients = make("qd_gradients", sdim_);
+  return d;
+}
+
+// ------------------------------------------------------------------ launches
+
+void Interpolator::run(int epb, bool transpose, Eval what, const double* u, const QuadratureData& qd,
+                       double* e_out) const {
+  if (has(what, Eval::Gradients)) ensure_geometry();
+  ia::Args a;
+  a.dim = dim_;
+  a.sdim = sdim_;
+  a.comps = comps_;
+  a.nd = nd_;
+  a.nq = nq_;
+  a.nd1 = nd1_;
+  a.nq1 = nq1_;
+  a.nv = nv_;
+  a.ne = ne_;
+  a.nn = nn_;
+  a.idx = restr_.indices().data();
+  const bool simplex_t = transpose && !tensor_;
+  a.Bt = simplex_t ? Bq_.data() : Bt_.data();
+  a.Gt = simplex_t ? Gq_.data() : Gt_.data();
+  a.x1d = tensor_ ? x1d_.data() : nullptr;
+  a.X = X_.size() ? X_.data() : nullptr;
+  a.Jinv = Jinv_.size() ? Jinv_.data() : nullptr;
+  a.values = has(what, Eval::Values);
+  a.ref_grads = has(what, Eval::ReferenceGradients);
+  a.grads = has(what, Eval::Gradients);
+  a.on_the_fly = opt_.geometry == GeometrySource::OnTheFly;
+  a.tables_shared = tables_in_shared(what);
+  a.u = u;
+  a.e_out = e_out;
+  if (a.values) a.v = point_map(qd.values, opt_.layout, ne_, comps_, 1, nq_);
+  if (a.ref_grads) a.rg = point_map(qd.reference_gradients, opt_.layout, ne_, comps_, dim_, nq_);
+  if (a.grads) a.pg = point_map(qd.gradients, opt_.layout, ne_, comps_, sdim_, nq_);
+  for (int v = 0; v < 8; ++v)
+    for (int d = 0; d < 3; ++d) a.corner[v][d] = corners_[v][d];
+
+  std::size_t common = 0;
+  const std::size_t item = shared_bytes_parts(transpose, what, &common);
+  const Teams t{ne_, epb, item_threads(geom_, nd_, nq_, nd1_, nq1_), item, common};
+  if (exec_.on_device()) {
+    const std::size_t need = shared_bytes(what, transpose, epb);
+    const std::size_t limit = current_device().shared_per_block_optin;
+    if (need > limit)
+      fail("fem::Interpolator (", name(geom_), ", p = ", p_, ", ", nq_, " points, ", comps_, " components, ",
+           name(what), "): ", epb, " elements per block need ", need, " bytes of shared memory, over the limit of ",
+           limit, " bytes of ", current_device().name,
+           epb > 1 ? "; use fewer elements per block" : "; this order and rule do not fit one element per block");
+  }
+  if (ne_ == 0) return;
+  ia::launch_family(transpose ? "fem/integrate" : "fem/interpolate", exec_, t, geom_, transpose, grads_of(what), a);
+}
+
+void Interpolator::interpolate_with(int epb, View<const double, 1> u, Eval what, QuadratureData& out) const {
+  check_what(what, "interpolate");
+  TESSERA_REQUIRE(epb >= 1, "fem::Interpolator::interpolate: elements per block must be >= 1, got ", epb);
+  check_vector(exec_, "interpolate", "global vector u", u.data(), u.size(), index_t(comps_) * nn_);
+  check_data(out, what, "interpolate");
+  run(epb, false, what, u.data(), out, nullptr);
+}
+
+void Interpolator::interpolate(View<const double, 1> u, Eval what, QuadratureData& out) const {
+  check_what(what, "interpolate");
+  interpolate_with(choose_epb(what, false, nullptr), u, what, out);
+}
+
+void Interpolator::integrate_with(int epb, const QuadratureData& in, Eval what, View<double, 3> e_out) const {
+  check_what(what, "integrate");
+  TESSERA_REQUIRE(epb >= 1, "fem::Interpolator::integrate: elements per block must be >= 1, got ", epb);
+  check_data(in, what, "integrate");
+  if (e_out.extent(0) != ne_ || e_out.extent(1) != comps_ || e_out.extent(2) != nd_)
+    fail("fem::Interpolator::integrate (", name(geom_), "): the E-vector has extents (", e_out.extent(0), ", ",
+         e_out.extent(1), ", ", e_out.extent(2), "), expected (elements, components, nodes per element) = (", ne_,
+         ", ", comps_, ", ", nd_, ")");
+  check_vector(exec_, "integrate", "E-vector", e_out.data(), e_out.size(), e_out.size());
+  run(epb, true, what, nullptr, in, e_out.data());
+}
+
+void Interpolator::integrate(const QuadratureData& in, Eval what, View<double, 3> e_out) const {
+  check_what(what, "integrate");
+  integrate_with(choose_epb(what, true, nullptr), in, what, e_out);
+}
+
+void Interpolator::integrate_add(const QuadratureData& in, Eval what, View<double, 1> y) const {
+  if (scratch_.size() == 0) scratch_ = Array<double, 3>("interp_scratch", {ne_, comps_, nd_}, exec_.space());
+  integrate(in, what, scratch_.view());
+  restr_.scatter_add(scratch_.cview(), y);
+}
+
+void interpolate(const H1Space& space, Geometry g, View<const double, 1> u, const QuadratureRule& rule, Eval what,
+                 QuadratureData& out, Exec exec) {
+  const Interpolator interp(space, g, rule, exec);
+  const bool missing = (has(what, Eval::Values) && out.values.size() == 0) ||
+                       (has(what, Eval::ReferenceGradients) && out.reference_gradients.size() == 0) ||
+                       (has(what, Eval::Gradients) && out.gradients.size() == 0);
+  if (missing) {
+    QuadratureData fresh = interp.allocate(what);
+    if (out.values.size() == 0) out.values = fresh.values;
+    if (out.reference_gradients.size() == 0) out.reference_gradients = fresh.reference_gradients;
+    if (out.gradients.size() == 0) out.gradients = fresh.gradients;
+    out.layout = fresh.layout;
+  }
+  interp.interpolate(u, what, out);
+}
+
+}  // namespace tessera::fem

@@ -1,0 +1,594 @@
+#pragma once
+// Kernel bodies of the interpolation family (interpolate.hpp): sum factorization on
+// quadrilaterals and hexahedra, dense tables on triangles and tetrahedra, forward
+// (global vector -> quadrature points, gather fused) and transpose (points -> E-vector).
+// Each body runs inside a team launch; the shared-memory carving here and the sizes in
+// interp_shared() below must stay in the same order.
+
+#include "tessera/core/team.hpp"
+
+namespace tessera::fem::interp_detail {
+
+/// Where an array at quadrature points lives: entry (e, c, d, q) at e*se + c*sc + d*sd + q.
+struct PointMap {
+  double* p = nullptr;
+  index_t se = 0, sc = 0, sd = 0;
+  TESSERA_HOST_DEVICE index_t at(index_t e, int c, int d, int q) const { return e * se + c * sc + d * sd + q; }
+};
+
+/// Everything a kernel reads (plain pointers: the functor is copied to the device).
+struct Args {
+  int dim = 0, sdim = 0, comps = 1, nd = 0, nq = 0, nd1 = 0, nq1 = 0, nv = 0;
+  index_t ne = 0, nn = 0;
+  const int* idx = nullptr;     // (ne, nd)
+  const double* Bt = nullptr;   // tensor (nd1, nq1); simplex forward (nd, nq), transpose (nq, nd)
+  const double* Gt = nullptr;   // tensor (nd1, nq1); simplex forward (dim, nd, nq), transpose (dim, nq, nd)
+  const double* x1d = nullptr;  // tensor: 1-D points (nq1)
+  const double* X = nullptr;    // (ne, nv, sdim) vertex coordinates (on-the-fly geometry)
+  const double* Jinv = nullptr; // (ne, dim, sdim, nq) stored geometry
+  bool values = false, ref_grads = false, grads = false;
+  bool on_the_fly = true;
+  bool tables_shared = true;    // simplex: tables copied to shared memory
+  const double* u = nullptr;    // forward: global vector
+  double* e_out = nullptr;      // transpose: E-vector (ne, comps, nd)
+  PointMap v, rg, pg;           // values, reference gradients, gradients
+  int corner[8][3] = {};        // reference vertex coordinates (0/1) of the first-order map
+};
+
+// ------------------------------------------------------------------ geometry at a point
+
+/// J(r, c) = d x_r / d xi_c of a quadrilateral or hexahedron at xi from its vertices Xe
+/// (nv x sdim, vertex v at corner[v]).
+TESSERA_HOST_DEVICE inline void tensor_jacobian(const Args& a, const double* Xe, const double* xi, double J[3][3]) {
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) J[r][c] = 0;
+  for (int v = 0; v < a.nv; ++v) {
+    double f[3], df[3];
+    for (int d = 0; d < a.dim; ++d) {
+      f[d] = a.corner[v][d] ? xi[d] : 1.0 - xi[d];
+      df[d] = a.corner[v][d] ? 1.0 : -1.0;
+    }
+    for (int c = 0; c < a.dim; ++c) {
+      double g = df[c];
+      for (int d = 0; d < a.dim; ++d)
+        if (d != c) g *= f[d];
+      for (int r = 0; r < a.sdim; ++r) J[r][c] += Xe[v * a.sdim + r] * g;
+    }
+  }
+}
+
+/// J of a triangle or tetrahedron (constant): J(r, c) = x_{c+1, r} - x_{0, r}.
+TESSERA_HOST_DEVICE inline void simplex_jacobian(const Args& a, const double* Xe, double J[3][3]) {
+  for (int r = 0; r < a.sdim; ++r)
+    for (int c = 0; c < a.dim; ++c) J[r][c] = Xe[(c + 1) * a.sdim + r] - Xe[r];
+}
+
+/// Ji(c, r) = (J^-1)(c, r) for square J of size dim (2 or 3).
+TESSERA_HOST_DEVICE inline void invert(int dim, const double J[3][3], double Ji[3][3]) {
+  if (dim == 2) {
+    const double det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
+    const double s = 1.0 / det;
+    Ji[0][0] = J[1][1] * s;
+    Ji[0][1] = -J[0][1] * s;
+    Ji[1][0] = -J[1][0] * s;
+    Ji[1][1] = J[0][0] * s;
+    return;
+  }
+  const double c00 = J[1][1] * J[2][2] - J[1][2] * J[2][1];
+  const double c01 = J[1][2] * J[2][0] - J[1][0] * J[2][2];
+  const double c02 = J[1][0] * J[2][1] - J[1][1] * J[2][0];
+  const double s = 1.0 / (J[0][0] * c00 + J[0][1] * c01 + J[0][2] * c02);
+  Ji[0][0] = c00 * s;
+  Ji[1][0] = c01 * s;
+  Ji[2][0] = c02 * s;
+  Ji[0][1] = (J[0][2] * J[2][1] - J[0][1] * J[2][2]) * s;
+  Ji[1][1] = (J[0][0] * J[2][2] - J[0][2] * J[2][0]) * s;
+  Ji[2][1] = (J[0][1] * J[2][0] - J[0][0] * J[2][1]) * s;
+  Ji[0][2] = (J[0][1] * J[1][2] - J[0][2] * J[1][1]) * s;
+  Ji[1][2] = (J[0][2] * J[1][0] - J[0][0] * J[1][2]) * s;
+  Ji[2][2] = (J[0][0] * J[1][1] - J[0][1] * J[1][0]) * s;
+}
+
+/// J^-1 at point q of element e: from the stored factors, or from the vertices in Xe at the
+/// reference point xi (tensor) / constant (simplex).
+TESSERA_HOST_DEVICE inline void inverse_jacobian(const Args& a, bool tensor, index_t e, int q, const double* Xe,
+                                                 const double* xi, double Ji[3][3]) {
+  if (!a.on_the_fly) {
+    for (int c = 0; c < a.dim; ++c)
+      for (int r = 0; r < a.sdim; ++r) Ji[c][r] = a.Jinv[((e * a.dim + c) * a.sdim + r) * a.nq + q];
+    return;
+  }
+  double J[3][3] = {};
+  if (tensor) tensor_jacobian(a, Xe, xi, J);
+  else simplex_jacobian(a, Xe, J);
+  invert(a.dim, J, Ji);
+}
+
+/// Loads the element's vertex coordinates into shared memory when the geometry is computed
+/// on the fly (call for valid items only).
+TESSERA_HOST_DEVICE inline void load_vertices(TeamContext& ctx, const Args& a, View<double, 1> Xe) {
+  if (Xe.size() == 0) return;
+  const index_t base = ctx.item() * a.nv * a.sdim;
+  for (int n : ctx.item_threads(a.nv * a.sdim)) Xe[n] = a.X[base + n];
+}
+
+TESSERA_HOST_DEVICE inline bool needs_vertices(const Args& a) { return a.grads && a.on_the_fly; }
+
+// ------------------------------------------------------------------ quadrilaterals
+
+template <bool Grads>
+TESSERA_HOST_DEVICE void quad_forward(TeamContext& ctx, const Args& a) {
+  const int n1 = a.nd1, m1 = a.nq1;
+  auto B = ctx.shared_common<double>(n1 * m1);
+  auto G = ctx.shared_common<double>(Grads ? n1 * m1 : 0);
+  auto xq = ctx.shared_common<double>(m1);
+  auto idx = ctx.shared_item<int>(a.nd);
+  auto u = ctx.shared_item<double>(a.nd);
+  auto A = ctx.shared_item<double>(n1 * m1);
+  auto Ag = ctx.shared_item<double>(Grads ? n1 * m1 : 0);
+  auto Xe = ctx.shared_item<double>(needs_vertices(a) ? a.nv * a.sdim : 0);
+  for (int i : ctx.block_threads(n1 * m1)) {
+    B[i] = a.Bt[i];
+    if (Grads) G[i] = a.Gt[i];
+  }
+  for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
+  const bool valid = ctx.valid();
+  const index_t e = ctx.item();
+  if (valid) {
+    for (int n : ctx.item_threads(a.nd)) idx[n] = a.idx[e * a.nd + n];
+    load_vertices(ctx, a, Xe);
+  }
+  ctx.sync();
+  for (int c = 0; c < a.comps; ++c) {
+    if (valid)
+      for (int n : ctx.item_threads(a.nd)) u[n] = a.u[c * a.nn + idx[n]];
+    ctx.sync();
+    if (valid)
+      for (int j : ctx.threads_y(n1))
+        for (int qx : ctx.threads_x(m1)) {
+          double s = 0, g = 0;
+          for (int i = 0; i < n1; ++i) {
+            const double ui = u[j * n1 + i];
+            s += B[i * m1 + qx] * ui;
+            if (Grads) g += G[i * m1 + qx] * ui;
+          }
+          A[j * m1 + qx] = s;
+          if (Grads) Ag[j * m1 + qx] = g;
+        }
+    ctx.sync();
+    if (valid)
+      for (int qy : ctx.threads_y(m1))
+        for (int qx : ctx.threads_x(m1)) {
+          double s = 0, gx = 0, gy = 0;
+          for (int j = 0; j < n1; ++j) {
+            const double b = B[j * m1 + qy];
+            const double aj = A[j * m1 + qx];
+            s += b * aj;
+            if (Grads) {
+              gx += b * Ag[j * m1 + qx];
+              gy += G[j * m1 + qy] * aj;
+            }
+          }
+          const int q = qy * m1 + qx;
+          if (a.values) a.v.p[a.v.at(e, c, 0, q)] = s;
+          if (Grads) {
+            if (a.ref_grads) {
+              a.rg.p[a.rg.at(e, c, 0, q)] = gx;
+              a.rg.p[a.rg.at(e, c, 1, q)] = gy;
+            }
+            if (a.grads) {
+              const double xi[3] = {xq[qx], xq[qy], 0.0};
+              double Ji[3][3] = {};
+              inverse_jacobian(a, true, e, q, Xe.data(), xi, Ji);
+              for (int r = 0; r < a.sdim; ++r) a.pg.p[a.pg.at(e, c, r, q)] = gx * Ji[0][r] + gy * Ji[1][r];
+            }
+          }
+        }
+  }
+}
+
+/// Reference-gradient contribution at point q of the transpose's input (reference + physical
+/// gradients, the latter mapped back with J^-1): r[d] for d < dim.
+TESSERA_HOST_DEVICE inline void transpose_gradient_input(const Args& a, bool tensor, index_t e, int c, int q,
+                                                         const double* Xe, const double* xi, double* r) {
+  for (int d = 0; d < a.dim; ++d) r[d] = a.ref_grads ? a.rg.p[a.rg.at(e, c, d, q)] : 0.0;
+  if (a.grads) {
+    double Ji[3][3] = {};
+    inverse_jacobian(a, tensor, e, q, Xe, xi, Ji);
+    for (int d = 0; d < a.dim; ++d) {
+      double s = 0;
+      for (int k = 0; k < a.sdim; ++k) s += Ji[d][k] * a.pg.p[a.pg.at(e, c, k, q)];
+      r[d] += s;
+    }
+  }
+}
+
+template <bool Grads>
+TESSERA_HOST_DEVICE void quad_transpose(TeamContext& ctx, const Args& a) {
+  const int n1 = a.nd1, m1 = a.nq1, nq = a.nq;
+  auto B = ctx.shared_common<double>(n1 * m1);
+  auto G = ctx.shared_common<double>(Grads ? n1 * m1 : 0);
+  auto xq = ctx.shared_common<double>(m1);
+  auto In0 = ctx.shared_item<double>(nq);
+  auto In1 = ctx.shared_item<double>(Grads ? nq : 0);
+  auto In2 = ctx.shared_item<double>(Grads ? nq : 0);
+  auto T0 = ctx.shared_item<double>(n1 * m1);
+  auto T1 = ctx.shared_item<double>(Grads ? n1 * m1 : 0);
+  auto Xe = ctx.shared_item<double>(needs_vertices(a) ? a.nv * a.sdim : 0);
+  for (int i : ctx.block_threads(n1 * m1)) {
+    B[i] = a.Bt[i];
+    if (Grads) G[i] = a.Gt[i];
+  }
+  for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
+  const bool valid = ctx.valid();
+  const index_t e = ctx.item();
+  if (valid) load_vertices(ctx, a, Xe);
+  ctx.sync();
+  for (int c = 0; c < a.comps; ++c) {
+    if (valid)
+      for (int q : ctx.item_threads(nq)) {
+        In0[q] = a.values ? a.v.p[a.v.at(e, c, 0, q)] : 0.0;
+        if (Grads) {
+          const int qx = q % m1, qy = q / m1;
+          const double xi[3] = {xq[qx], xq[qy], 0.0};
+          double r[3];
+          transpose_gradient_input(a, true, e, c, q, Xe.data(), xi, r);
+          In1[q] = r[0];
+          In2[q] = r[1];
+        }
+      }
+    ctx.sync();
+    if (valid)
+      for (int j : ctx.threads_y(n1))
+        for (int qx : ctx.threads_x(m1)) {
+          double t0 = 0, t1 = 0;
+          for (int qy = 0; qy < m1; ++qy) {
+            const double b = B[j * m1 + qy];
+            t0 += b * In0[qy * m1 + qx];
+            if (Grads) {
+              t0 += G[j * m1 + qy] * In2[qy * m1 + qx];
+              t1 += b * In1[qy * m1 + qx];
+            }
+          }
+          T0[j * m1 + qx] = t0;
+          if (Grads) T1[j * m1 + qx] = t1;
+        }
+    ctx.sync();
+    if (valid)
+      for (int j : ctx.threads_y(n1))
+        for (int i : ctx.threads_x(n1)) {
+          double s = 0;
+          for (int qx = 0; qx < m1; ++qx) {
+            s += B[i * m1 + qx] * T0[j * m1 + qx];
+            if (Grads) s += G[i * m1 + qx] * T1[j * m1 + qx];
+          }
+          a.e_out[(e * a.comps + c) * a.nd + j * n1 + i] = s;
+        }
+  }
+}
+
+// ------------------------------------------------------------------ hexahedra
+
+template <bool Grads>
+TESSERA_HOST_DEVICE void hex_forward(TeamContext& ctx, const Args& a) {
+  const int n1 = a.nd1, m1 = a.nq1;
+  auto B = ctx.shared_common<double>(n1 * m1);
+  auto G = ctx.shared_common<double>(Grads ? n1 * m1 : 0);
+  auto xq = ctx.shared_common<double>(m1);
+  auto idx = ctx.shared_item<int>(a.nd);
+  auto u = ctx.shared_item<double>(a.nd);
+  auto A = ctx.shared_item<double>(n1 * n1 * m1);
+  auto Ag = ctx.shared_item<double>(Grads ? n1 * n1 * m1 : 0);
+  auto C0 = ctx.shared_item<double>(n1 * m1 * m1);
+  auto C1 = ctx.shared_item<double>(Grads ? n1 * m1 * m1 : 0);
+  auto C2 = ctx.shared_item<double>(Grads ? n1 * m1 * m1 : 0);
+  auto Xe = ctx.shared_item<double>(needs_vertices(a) ? a.nv * a.sdim : 0);
+  for (int i : ctx.block_threads(n1 * m1)) {
+    B[i] = a.Bt[i];
+    if (Grads) G[i] = a.Gt[i];
+  }
+  for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
+  const bool valid = ctx.valid();
+  const index_t e = ctx.item();
+  if (valid) {
+    for (int n : ctx.item_threads(a.nd)) idx[n] = a.idx[e * a.nd + n];
+    load_vertices(ctx, a, Xe);
+  }
+  ctx.sync();
+  for (int c = 0; c < a.comps; ++c) {
+    if (valid)
+      for (int n : ctx.item_threads(a.nd)) u[n] = a.u[c * a.nn + idx[n]];
+    ctx.sync();
+    // x: A(k, j, qx) = sum_i B(qx, i) u(k, j, i)
+    if (valid)
+      for (int j : ctx.threads_y(n1))
+        for (int qx : ctx.threads_x(m1))
+          for (int k = 0; k < n1; ++k) {
+            double s = 0, g = 0;
+            const int row = (k * n1 + j) * n1;
+            for (int i = 0; i < n1; ++i) {
+              const double ui = u[row + i];
+              s += B[i * m1 + qx] * ui;
+              if (Grads) g += G[i * m1 + qx] * ui;
+            }
+            A[(k * n1 + j) * m1 + qx] = s;
+            if (Grads) Ag[(k * n1 + j) * m1 + qx] = g;
+          }
+    ctx.sync();
+    // y: C(k, qy, qx) = sum_j B(qy, j) A(k, j, qx)
+    if (valid)
+      for (int qy : ctx.threads_y(m1))
+        for (int qx : ctx.threads_x(m1))
+          for (int k = 0; k < n1; ++k) {
+            double s = 0, gx = 0, gy = 0;
+            for (int j = 0; j < n1; ++j) {
+              const double b = B[j * m1 + qy];
+              const double aj = A[(k * n1 + j) * m1 + qx];
+              s += b * aj;
+              if (Grads) {
+                gx += b * Ag[(k * n1 + j) * m1 + qx];
+                gy += G[j * m1 + qy] * aj;
+              }
+            }
+            C0[(k * m1 + qy) * m1 + qx] = s;
+            if (Grads) {
+              C1[(k * m1 + qy) * m1 + qx] = gx;
+              C2[(k * m1 + qy) * m1 + qx] = gy;
+            }
+          }
+    ctx.sync();
+    // z and output
+    if (valid)
+      for (int qy : ctx.threads_y(m1))
+        for (int qx : ctx.threads_x(m1))
+          for (int qz = 0; qz < m1; ++qz) {
+            double s = 0, gx = 0, gy = 0, gz = 0;
+            for (int k = 0; k < n1; ++k) {
+              const double b = B[k * m1 + qz];
+              const int at = (k * m1 + qy) * m1 + qx;
+              s += b * C0[at];
+              if (Grads) {
+                gx += b * C1[at];
+                gy += b * C2[at];
+                gz += G[k * m1 + qz] * C0[at];
+              }
+            }
+            const int q = (qz * m1 + qy) * m1 + qx;
+            if (a.values) a.v.p[a.v.at(e, c, 0, q)] = s;
+            if (Grads) {
+              if (a.ref_grads) {
+                a.rg.p[a.rg.at(e, c, 0, q)] = gx;
+                a.rg.p[a.rg.at(e, c, 1, q)] = gy;
+                a.rg.p[a.rg.at(e, c, 2, q)] = gz;
+              }
+              if (a.grads) {
+                const double xi[3] = {xq[qx], xq[qy], xq[qz]};
+                double Ji[3][3] = {};
+                inverse_jacobian(a, true, e, q, Xe.data(), xi, Ji);
+                for (int r = 0; r < 3; ++r) a.pg.p[a.pg.at(e, c, r, q)] = gx * Ji[0][r] + gy * Ji[1][r] + gz * Ji[2][r];
+              }
+            }
+          }
+  }
+}
+
+template <bool Grads>
+TESSERA_HOST_DEVICE void hex_transpose(TeamContext& ctx, const Args& a) {
+  const int n1 = a.nd1, m1 = a.nq1, nq = a.nq;
+  auto B = ctx.shared_common<double>(n1 * m1);
+  auto G = ctx.shared_common<double>(Grads ? n1 * m1 : 0);
+  auto xq = ctx.shared_common<double>(m1);
+  auto In0 = ctx.shared_item<double>(nq);
+  auto In1 = ctx.shared_item<double>(Grads ? nq : 0);
+  auto In2 = ctx.shared_item<double>(Grads ? nq : 0);
+  auto In3 = ctx.shared_item<double>(Grads ? nq : 0);
+  auto T0 = ctx.shared_item<double>(n1 * m1 * m1);
+  auto T1 = ctx.shared_item<double>(Grads ? n1 * m1 * m1 : 0);
+  auto T2 = ctx.shared_item<double>(Grads ? n1 * m1 * m1 : 0);
+  auto S0 = ctx.shared_item<double>(n1 * n1 * m1);
+  auto S1 = ctx.shared_item<double>(Grads ? n1 * n1 * m1 : 0);
+  auto Xe = ctx.shared_item<double>(needs_vertices(a) ? a.nv * a.sdim : 0);
+  for (int i : ctx.block_threads(n1 * m1)) {
+    B[i] = a.Bt[i];
+    if (Grads) G[i] = a.Gt[i];
+  }
+  for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
+  const bool valid = ctx.valid();
+  const index_t e = ctx.item();
+  if (valid) load_vertices(ctx, a, Xe);
+  ctx.sync();
+  for (int c = 0; c < a.comps; ++c) {
+    if (valid)
+      for (int q : ctx.item_threads(nq)) {
+        In0[q] = a.values ? a.v.p[a.v.at(e, c, 0, q)] : 0.0;
+        if (Grads) {
+          const int qx = q % m1, qy = (q / m1) % m1, qz = q / (m1 * m1);
+          const double xi[3] = {xq[qx], xq[qy], xq[qz]};
+          double r[3];
+          transpose_gradient_input(a, true, e, c, q, Xe.data(), xi, r);
+          In1[q] = r[0];
+          In2[q] = r[1];
+          In3[q] = r[2];
+        }
+      }
+    ctx.sync();
+    // z^T: T(k, qy, qx) = sum_qz B(qz, k) In(qz, qy, qx)   (+ G for the z derivative)
+    if (valid)
+      for (int qy : ctx.threads_y(m1))
+        for (int qx : ctx.threads_x(m1))
+          for (int k = 0; k < n1; ++k) {
+            double t0 = 0, t1 = 0, t2 = 0;
+            for (int qz = 0; qz < m1; ++qz) {
+              const double b = B[k * m1 + qz];
+              const int at = (qz * m1 + qy) * m1 + qx;
+              t0 += b * In0[at];
+              if (Grads) {
+                t0 += G[k * m1 + qz] * In3[at];
+                t1 += b * In1[at];
+                t2 += b * In2[at];
+              }
+            }
+            T0[(k * m1 + qy) * m1 + qx] = t0;
+            if (Grads) {
+              T1[(k * m1 + qy) * m1 + qx] = t1;
+              T2[(k * m1 + qy) * m1 + qx] = t2;
+            }
+          }
+    ctx.sync();
+    // y^T: S(k, j, qx) = sum_qy B(qy, j) T(k, qy, qx)   (+ G for the y derivative)
+    if (valid)
+      for (int j : ctx.threads_y(n1))
+        for (int qx : ctx.threads_x(m1))
+          for (int k = 0; k < n1; ++k) {
+            double s0 = 0, s1 = 0;
+            for (int qy = 0; qy < m1; ++qy) {
+              const double b = B[j * m1 + qy];
+              const int at = (k * m1 + qy) * m1 + qx;
+              s0 += b * T0[at];
+              if (Grads) {
+                s0 += G[j * m1 + qy] * T2[at];
+                s1 += b * T1[at];
+              }
+            }
+            S0[(k * n1 + j) * m1 + qx] = s0;
+            if (Grads) S1[(k * n1 + j) * m1 + qx] = s1;
+          }
+    ctx.sync();
+    // x^T and output
+    if (valid)
+      for (int j : ctx.threads_y(n1))
+        for (int i : ctx.threads_x(n1))
+          for (int k = 0; k < n1; ++k) {
+            double s = 0;
+            const int row = (k * n1 + j) * m1;
+            for (int qx = 0; qx < m1; ++qx) {
+              s += B[i * m1 + qx] * S0[row + qx];
+              if (Grads) s += G[i * m1 + qx] * S1[row + qx];
+            }
+            a.e_out[(e * a.comps + c) * a.nd + (k * n1 + j) * n1 + i] = s;
+          }
+  }
+}
+
+// ------------------------------------------------------------------ triangles, tetrahedra
+
+template <bool Grads>
+TESSERA_HOST_DEVICE void simplex_forward(TeamContext& ctx, const Args& a) {
+  const int nd = a.nd, nq = a.nq, dim = a.dim;
+  auto Bs = ctx.shared_common<double>(a.tables_shared ? nd * nq : 0);
+  auto Gs = ctx.shared_common<double>(a.tables_shared && Grads ? dim * nd * nq : 0);
+  auto u = ctx.shared_item<double>(a.comps * nd);
+  auto Xe = ctx.shared_item<double>(needs_vertices(a) ? a.nv * a.sdim : 0);
+  if (a.tables_shared) {
+    for (int i : ctx.block_threads(nd * nq)) Bs[i] = a.Bt[i];
+    if (Grads)
+      for (int i : ctx.block_threads(dim * nd * nq)) Gs[i] = a.Gt[i];
+  }
+  const double* B = a.tables_shared ? Bs.data() : a.Bt;
+  const double* G = a.tables_shared ? Gs.data() : a.Gt;
+  const bool valid = ctx.valid();
+  const index_t e = ctx.item();
+  if (valid) {
+    for (int n : ctx.item_threads(nd)) {
+      const index_t gi = a.idx[e * nd + n];
+      for (int c = 0; c < a.comps; ++c) u[c * nd + n] = a.u[c * a.nn + gi];
+    }
+    load_vertices(ctx, a, Xe);
+  }
+  ctx.sync();
+  if (!valid) return;
+  double Ji[3][3] = {};
+  if (Grads && a.grads && a.on_the_fly) inverse_jacobian(a, false, e, 0, Xe.data(), nullptr, Ji);
+  for (int q : ctx.item_threads(nq)) {
+    if (Grads && a.grads && !a.on_the_fly) inverse_jacobian(a, false, e, q, nullptr, nullptr, Ji);
+    for (int c0 = 0; c0 < a.comps; c0 += 3) {
+      double s[3] = {0, 0, 0};
+      double g[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+      for (int i = 0; i < nd; ++i) {
+        const double b = B[i * nq + q];
+        double gi[3] = {0, 0, 0};
+        if (Grads)
+          for (int d = 0; d < 3; ++d)
+            if (d < dim) gi[d] = G[(d * nd + i) * nq + q];
+        for (int cc = 0; cc < 3; ++cc)
+          if (c0 + cc < a.comps) {
+            const double uc = u[(c0 + cc) * nd + i];
+            s[cc] += b * uc;
+            if (Grads)
+              for (int d = 0; d < 3; ++d) g[cc][d] += gi[d] * uc;
+          }
+      }
+      for (int cc = 0; cc < 3; ++cc) {
+        const int c = c0 + cc;
+        if (c >= a.comps) break;
+        if (a.values) a.v.p[a.v.at(e, c, 0, q)] = s[cc];
+        if (Grads) {
+          if (a.ref_grads)
+            for (int d = 0; d < dim; ++d) a.rg.p[a.rg.at(e, c, d, q)] = g[cc][d];
+          if (a.grads)
+            for (int r = 0; r < a.sdim; ++r) {
+              double t = 0;
+              for (int d = 0; d < dim; ++d) t += g[cc][d] * Ji[d][r];
+              a.pg.p[a.pg.at(e, c, r, q)] = t;
+            }
+        }
+      }
+    }
+  }
+}
+
+template <bool Grads>
+TESSERA_HOST_DEVICE void simplex_transpose(TeamContext& ctx, const Args& a) {
+  const int nd = a.nd, nq = a.nq, dim = a.dim;
+  auto Bs = ctx.shared_common<double>(a.tables_shared ? nd * nq : 0);
+  auto Gs = ctx.shared_common<double>(a.tables_shared && Grads ? dim * nd * nq : 0);
+  auto V = ctx.shared_item<double>(a.comps * nq);
+  auto R = ctx.shared_item<double>(Grads ? a.comps * dim * nq : 0);
+  auto Xe = ctx.shared_item<double>(needs_vertices(a) ? a.nv * a.sdim : 0);
+  if (a.tables_shared) {
+    for (int i : ctx.block_threads(nd * nq)) Bs[i] = a.Bt[i];
+    if (Grads)
+      for (int i : ctx.block_threads(dim * nd * nq)) Gs[i] = a.Gt[i];
+  }
+  const double* B = a.tables_shared ? Bs.data() : a.Bt;
+  const double* G = a.tables_shared ? Gs.data() : a.Gt;
+  const bool valid = ctx.valid();
+  const index_t e = ctx.item();
+  if (valid) load_vertices(ctx, a, Xe);
+  ctx.sync();
+  if (valid)
+    for (int q : ctx.item_threads(nq))
+      for (int c = 0; c < a.comps; ++c) {
+        V[c * nq + q] = a.values ? a.v.p[a.v.at(e, c, 0, q)] : 0.0;
+        if (Grads) {
+          double r[3];
+          transpose_gradient_input(a, false, e, c, q, Xe.data(), nullptr, r);
+          for (int d = 0; d < dim; ++d) R[(c * dim + d) * nq + q] = r[d];
+        }
+      }
+  ctx.sync();
+  if (!valid) return;
+  for (int i : ctx.item_threads(nd))
+    for (int c0 = 0; c0 < a.comps; c0 += 3) {
+      double s[3] = {0, 0, 0};
+      for (int q = 0; q < nq; ++q) {
+        const double b = B[q * nd + i];
+        double gi[3] = {0, 0, 0};
+        if (Grads)
+          for (int d = 0; d < 3; ++d)
+            if (d < dim) gi[d] = G[(d * nq + q) * nd + i];
+        for (int cc = 0; cc < 3; ++cc)
+          if (c0 + cc < a.comps) {
+            const int c = c0 + cc;
+            s[cc] += b * V[c * nq + q];
+            if (Grads)
+              for (int d = 0; d < 3; ++d)
+                if (d < dim) s[cc] += gi[d] * R[(c * dim + d) * nq + q];
+          }
+      }
+      for (int cc = 0; cc < 3; ++cc)
+        if (c0 + cc < a.comps) a.e_out[(e * a.comps + c0 + cc) * nd + i] = s[cc];
+    }
+}
+
+}  // namespace tessera::fem::interp_detail
