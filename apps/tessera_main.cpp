@@ -288,6 +288,41 @@ int main(int argc, char** argv) {
       "geometry", "Geometric factors at quadrature points (J, det J, J^-1, w det J J^-1 J^-T): time and bandwidth");
   add_fem_bench_options(bgeom, geometry_opt, false);
 
+  tessera::bench::InterpolateOptions interp_opt, tune_opt;
+  const auto add_interp_options = [](CLI::App* cmd, tessera::bench::InterpolateOptions& o) {
+    cmd->add_option("--backend", o.backend, "serial | openmp | cuda | auto")->capture_default_str();
+    cmd->add_option("--geometries", o.geometries, "Comma-separated: tri, quad, tet, hex")->capture_default_str();
+    cmd->add_option("--orders", o.orders, "Comma-separated polynomial orders")->capture_default_str();
+    cmd->add_option("--fields", o.fields, "Comma-separated: scalar, vector (dim components)")->capture_default_str();
+    cmd->add_option("--what", o.what,
+                    "Comma-separated kinds: values, ref-grad, grad (join with '+' to evaluate together)")
+        ->capture_default_str();
+    cmd->add_option("--elements", o.elements, "Elements per mesh for p <= 3 (higher p: fewer, about the same DOFs)")
+        ->check(CLI::Range(1.0, 1e9))
+        ->capture_default_str();
+    cmd->add_option("--max-epb", o.max_epb, "Largest elements per block swept (at most 32 in 2-D, 16 in 3-D)")
+        ->check(CLI::Range(1, 32))
+        ->capture_default_str();
+    cmd->add_flag("--transpose", o.transpose, "Also time the transpose (integrate)");
+    cmd->add_flag("--stored-geometry", o.stored_geometry, "Gradients from stored J^-1 instead of on the fly");
+    cmd->add_flag("--component-major", o.component_major, "Component-major output layout");
+    cmd->add_option("--reps", o.reps, "Timed repetitions (median reported)")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str();
+    cmd->add_option("--json", o.json, "Append results as JSON lines to this file");
+    cmd->add_option("--cache", o.cache, "Tuning cache file (default: TESSERA_TUNING_CACHE or ~/.cache/tessera)");
+  };
+  auto* binterp = bench->add_subcommand(
+      "interpolate", "Values/gradients at quadrature points: time vs elements per block, bandwidth vs copy");
+  add_interp_options(binterp, interp_opt);
+  auto* tune = app.add_subcommand("tune", "Measure launch parameters on this device and store them in the tuning cache");
+  tune->require_subcommand(1);
+  auto* tinterp = tune->add_subcommand(
+      "interpolate", "Sweep elements per block of every interpolation kernel and store the fastest");
+  tune_opt.transpose = true;  // tune both directions by default
+  tune_opt.reps = 5;
+  add_interp_options(tinterp, tune_opt);
+
   CLI11_PARSE(app, argc, argv);
   const bool mesh_command = info_cmd->parsed() || conv_cmd->parsed();
   int rc = 0;
@@ -300,6 +335,11 @@ int main(int argc, char** argv) {
     if (bcore->parsed()) rc = tessera::bench::run_core(core, std::cout);
     if (brestr->parsed()) rc = tessera::bench::run_restriction(restriction_opt, std::cout);
     if (bgeom->parsed()) rc = tessera::bench::run_geometry(geometry_opt, std::cout);
+    if (binterp->parsed()) rc = tessera::bench::run_interpolate(interp_opt, std::cout);
+    if (tinterp->parsed()) {
+      tune_opt.tune = true;
+      rc = tessera::bench::run_interpolate(tune_opt, std::cout);
+    }
     if (profile) {
       std::cout << "\nKernel timers:\n";
       tessera::profiling::print(std::cout);

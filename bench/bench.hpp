@@ -40,4 +40,28 @@ int run_restriction(const FemOptions& opt, std::ostream& out);
 /// bandwidth next to memcpy bandwidth.
 int run_geometry(const FemOptions& opt, std::ostream& out);
 
+/// Options of `tessera bench interpolate` and `tessera tune interpolate`.
+struct InterpolateOptions {
+  std::string backend = "auto";                ///< serial | openmp | cuda | auto
+  std::string geometries = "tri,quad,tet,hex";  ///< comma-separated
+  std::string orders = "1,2,3";                ///< comma-separated orders p
+  std::string fields = "scalar,vector";        ///< scalar (1 component), vector (dim components)
+  std::string what = "values,ref-grad,grad";   ///< comma-separated kinds (each may join kinds with '+')
+  double elements = 1e6;                       ///< elements per mesh for p <= 3 (fewer above, ~same DOFs)
+  int max_epb = 32;                            ///< sweep 1..min(max_epb, 32 (2-D) or 16 (3-D))
+  bool transpose = false;                      ///< also the transpose (integrate)
+  bool stored_geometry = false;                ///< gradients from stored J^-1 instead of on the fly
+  bool component_major = false;                ///< ComponentMajor output layout
+  int reps = 10;                               ///< timed repetitions (median reported)
+  std::string json;                            ///< JSON-lines output file ("" = none)
+  bool tune = false;                           ///< write the best choice of each kernel to the cache
+  std::string cache;                           ///< tuning cache file ("" = tuning::cache_path())
+};
+
+/// Interpolation at quadrature points: time for every elements-per-block value, the best,
+/// the chosen (tuning cache or heuristic), femto's table and 1 per block side by side, with
+/// the bandwidth against the copy bandwidth of the same run. With `tune`, writes the best
+/// choice of every kernel to the tuning cache.
+int run_interpolate(const InterpolateOptions& opt, std::ostream& out);
+
 }  // namespace tessera::bench
