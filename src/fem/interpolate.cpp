@@ -16,42 +16,6 @@
 
 namespace tessera::fem {
 
-namespace interp_detail {
-/// Launches the kernel of the family (the lambdas live here, outside the class: nvcc needs a
-/// public enclosing function for extended lambdas).
-void launch_family(const char* label, const Exec& exec, const Teams& t, Geometry g, bool transpose, bool G,
-                   const Args& a) {
-  switch (g) {
-    case Geometry::Quadrilateral:
-      if (!transpose) {
-        if (G) launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { quad_forward<true>(ctx, a); });
-        else launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { quad_forward<false>(ctx, a); });
-      } else {
-        if (G) launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { quad_transpose<true>(ctx, a); });
-        else launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { quad_transpose<false>(ctx, a); });
-      }
-      break;
-    case Geometry::Hexahedron:
-      if (!transpose) {
-        if (G) launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { hex_forward<true>(ctx, a); });
-        else launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { hex_forward<false>(ctx, a); });
-      } else {
-        if (G) launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { hex_transpose<true>(ctx, a); });
-        else launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { hex_transpose<false>(ctx, a); });
-      }
-      break;
-    default:
-      if (!transpose) {
-        if (G) launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { simplex_forward<true>(ctx, a); });
-        else launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { simplex_forward<false>(ctx, a); });
-      } else {
-        if (G) launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { simplex_transpose<true>(ctx, a); });
-        else launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { simplex_transpose<false>(ctx, a); });
-      }
-      break;
-  }
-}
-}  // namespace interp_detail
 
 namespace ia = interp_detail;
 
@@ -118,10 +82,13 @@ namespace {
 /// Threads per element of a kernel.
 Dim3 item_threads(Geometry g, int nd, int nq, int nd1, int nq1) {
   if (is_tensor(g)) {
-    // One thread per (x, y) pair of the sum-factorization stages, at most 32 x 16.
+    // One thread per (x, y[, z]) entry of the sum-factorization stages while that fits in
+    // kMaxBlockThreads; larger orders loop.
     const int t = std::max(nd1, nq1);
     const int tx = std::min(t, 32);
-    return {tx, std::min(t, std::max(1, kMaxBlockThreads / tx)), 1};
+    const int ty = std::min(t, std::max(1, kMaxBlockThreads / tx));
+    const int tz = dim(g) == 3 ? std::min(t, std::max(1, kMaxBlockThreads / (tx * ty))) : 1;
+    return {tx, ty, tz};
   }
   return {std::min(std::max(nd, nq), kMaxSimplexThreads), 1, 1};
 }
@@ -134,7 +101,7 @@ int interpolation_heuristic_epb(const InterpolationKernel& k) {
   const Dim3 t = item_threads(k.geom, nd, k.points, nd1, k.points_1d);
   const int tpi = t.x * t.y * t.z;
   const int cap = d == 2 ? 32 : 16;
-  return std::clamp((128 + tpi / 2) / tpi, 1, cap);
+  return std::clamp((256 + tpi / 2) / tpi, 1, cap);
 }
 
 // ------------------------------------------------------------------ set-up
@@ -480,7 +447,9 @@ void Interpolator::run(int epb, bool transpose, Eval what, const double* u, cons
            epb > 1 ? "; use fewer elements per block" : "; this order and rule do not fit one element per block");
   }
   if (ne_ == 0) return;
-  ia::launch_family(transpose ? "fem/integrate" : "fem/interpolate", exec_, t, geom_, transpose, grads_of(what), a);
+  const char* label = transpose ? "fem/integrate" : "fem/interpolate";
+  if (grads_of(what)) ia::launch_family_grads(label, exec_, t, geom_, transpose, a);
+  else ia::launch_family_values(label, exec_, t, geom_, transpose, a);
 }
 
 void Interpolator::interpolate_with(int epb, View<const double, 1> u, Eval what, QuadratureData& out) const {

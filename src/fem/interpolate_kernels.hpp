@@ -5,7 +5,16 @@
 // Each body runs inside a team launch; the shared-memory carving here and the sizes in
 // interp_shared() below must stay in the same order.
 
+#include "tessera/core/exec.hpp"
 #include "tessera/core/team.hpp"
+#include "tessera/fem/geometry.hpp"
+
+// Full unrolling of the small fixed-size loops (nvcc's pragma; GCC's equivalent on the host).
+#if defined(__CUDACC__)
+#define TESSERA_INTERP_UNROLL _Pragma("unroll")
+#else
+#define TESSERA_INTERP_UNROLL _Pragma("GCC unroll 8")
+#endif
 
 namespace tessera::fem::interp_detail {
 
@@ -36,72 +45,88 @@ struct Args {
 };
 
 // ------------------------------------------------------------------ geometry at a point
+// Templated on the dimension so that every small array stays in registers (runtime bounds
+// would put them in local memory). Physical gradients need space_dim == dim.
 
 /// J(r, c) = d x_r / d xi_c of a quadrilateral or hexahedron at xi from its vertices Xe
-/// (nv x sdim, vertex v at corner[v]).
+/// (vertex v at corner[v]).
+template <int Dim>
 TESSERA_HOST_DEVICE inline void tensor_jacobian(const Args& a, const double* Xe, const double* xi, double J[3][3]) {
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) J[r][c] = 0;
-  for (int v = 0; v < a.nv; ++v) {
-    double f[3], df[3];
-    for (int d = 0; d < a.dim; ++d) {
+  constexpr int NV = Dim == 2 ? 4 : 8;
+TESSERA_INTERP_UNROLL
+  for (int r = 0; r < Dim; ++r)
+TESSERA_INTERP_UNROLL
+    for (int c = 0; c < Dim; ++c) J[r][c] = 0;
+  for (int v = 0; v < NV; ++v) {  // not unrolled: keeps the register count down
+    double f[Dim], df[Dim];
+TESSERA_INTERP_UNROLL
+    for (int d = 0; d < Dim; ++d) {
       f[d] = a.corner[v][d] ? xi[d] : 1.0 - xi[d];
       df[d] = a.corner[v][d] ? 1.0 : -1.0;
     }
-    for (int c = 0; c < a.dim; ++c) {
+TESSERA_INTERP_UNROLL
+    for (int c = 0; c < Dim; ++c) {
       double g = df[c];
-      for (int d = 0; d < a.dim; ++d)
+TESSERA_INTERP_UNROLL
+      for (int d = 0; d < Dim; ++d)
         if (d != c) g *= f[d];
-      for (int r = 0; r < a.sdim; ++r) J[r][c] += Xe[v * a.sdim + r] * g;
+TESSERA_INTERP_UNROLL
+      for (int r = 0; r < Dim; ++r) J[r][c] += Xe[v * Dim + r] * g;
     }
   }
 }
 
 /// J of a triangle or tetrahedron (constant): J(r, c) = x_{c+1, r} - x_{0, r}.
-TESSERA_HOST_DEVICE inline void simplex_jacobian(const Args& a, const double* Xe, double J[3][3]) {
-  for (int r = 0; r < a.sdim; ++r)
-    for (int c = 0; c < a.dim; ++c) J[r][c] = Xe[(c + 1) * a.sdim + r] - Xe[r];
+template <int Dim>
+TESSERA_HOST_DEVICE inline void simplex_jacobian(const double* Xe, double J[3][3]) {
+TESSERA_INTERP_UNROLL
+  for (int r = 0; r < Dim; ++r)
+TESSERA_INTERP_UNROLL
+    for (int c = 0; c < Dim; ++c) J[r][c] = Xe[(c + 1) * Dim + r] - Xe[r];
 }
 
-/// Ji(c, r) = (J^-1)(c, r) for square J of size dim (2 or 3).
-TESSERA_HOST_DEVICE inline void invert(int dim, const double J[3][3], double Ji[3][3]) {
-  if (dim == 2) {
-    const double det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
-    const double s = 1.0 / det;
+/// Ji(c, r) = (J^-1)(c, r).
+template <int Dim>
+TESSERA_HOST_DEVICE inline void invert(const double J[3][3], double Ji[3][3]) {
+  if constexpr (Dim == 2) {
+    const double s = 1.0 / (J[0][0] * J[1][1] - J[0][1] * J[1][0]);
     Ji[0][0] = J[1][1] * s;
     Ji[0][1] = -J[0][1] * s;
     Ji[1][0] = -J[1][0] * s;
     Ji[1][1] = J[0][0] * s;
-    return;
+  } else {
+    const double c00 = J[1][1] * J[2][2] - J[1][2] * J[2][1];
+    const double c01 = J[1][2] * J[2][0] - J[1][0] * J[2][2];
+    const double c02 = J[1][0] * J[2][1] - J[1][1] * J[2][0];
+    const double s = 1.0 / (J[0][0] * c00 + J[0][1] * c01 + J[0][2] * c02);
+    Ji[0][0] = c00 * s;
+    Ji[1][0] = c01 * s;
+    Ji[2][0] = c02 * s;
+    Ji[0][1] = (J[0][2] * J[2][1] - J[0][1] * J[2][2]) * s;
+    Ji[1][1] = (J[0][0] * J[2][2] - J[0][2] * J[2][0]) * s;
+    Ji[2][1] = (J[0][1] * J[2][0] - J[0][0] * J[2][1]) * s;
+    Ji[0][2] = (J[0][1] * J[1][2] - J[0][2] * J[1][1]) * s;
+    Ji[1][2] = (J[0][2] * J[1][0] - J[0][0] * J[1][2]) * s;
+    Ji[2][2] = (J[0][0] * J[1][1] - J[0][1] * J[1][0]) * s;
   }
-  const double c00 = J[1][1] * J[2][2] - J[1][2] * J[2][1];
-  const double c01 = J[1][2] * J[2][0] - J[1][0] * J[2][2];
-  const double c02 = J[1][0] * J[2][1] - J[1][1] * J[2][0];
-  const double s = 1.0 / (J[0][0] * c00 + J[0][1] * c01 + J[0][2] * c02);
-  Ji[0][0] = c00 * s;
-  Ji[1][0] = c01 * s;
-  Ji[2][0] = c02 * s;
-  Ji[0][1] = (J[0][2] * J[2][1] - J[0][1] * J[2][2]) * s;
-  Ji[1][1] = (J[0][0] * J[2][2] - J[0][2] * J[2][0]) * s;
-  Ji[2][1] = (J[0][1] * J[2][0] - J[0][0] * J[2][1]) * s;
-  Ji[0][2] = (J[0][1] * J[1][2] - J[0][2] * J[1][1]) * s;
-  Ji[1][2] = (J[0][2] * J[1][0] - J[0][0] * J[1][2]) * s;
-  Ji[2][2] = (J[0][0] * J[1][1] - J[0][1] * J[1][0]) * s;
 }
 
 /// J^-1 at point q of element e: from the stored factors, or from the vertices in Xe at the
 /// reference point xi (tensor) / constant (simplex).
-TESSERA_HOST_DEVICE inline void inverse_jacobian(const Args& a, bool tensor, index_t e, int q, const double* Xe,
-                                                 const double* xi, double Ji[3][3]) {
+template <int Dim, bool Tensor>
+TESSERA_HOST_DEVICE inline void inverse_jacobian(const Args& a, index_t e, int q, const double* Xe, const double* xi,
+                                                 double Ji[3][3]) {
   if (!a.on_the_fly) {
-    for (int c = 0; c < a.dim; ++c)
-      for (int r = 0; r < a.sdim; ++r) Ji[c][r] = a.Jinv[((e * a.dim + c) * a.sdim + r) * a.nq + q];
+TESSERA_INTERP_UNROLL
+    for (int c = 0; c < Dim; ++c)
+TESSERA_INTERP_UNROLL
+      for (int r = 0; r < Dim; ++r) Ji[c][r] = a.Jinv[((e * Dim + c) * Dim + r) * a.nq + q];
     return;
   }
-  double J[3][3] = {};
-  if (tensor) tensor_jacobian(a, Xe, xi, J);
-  else simplex_jacobian(a, Xe, J);
-  invert(a.dim, J, Ji);
+  double J[3][3];
+  if constexpr (Tensor) tensor_jacobian<Dim>(a, Xe, xi, J);
+  else simplex_jacobian<Dim>(Xe, J);
+  invert<Dim>(J, Ji);
 }
 
 /// Loads the element's vertex coordinates into shared memory when the geometry is computed
@@ -113,6 +138,29 @@ TESSERA_HOST_DEVICE inline void load_vertices(TeamContext& ctx, const Args& a, V
 }
 
 TESSERA_HOST_DEVICE inline bool needs_vertices(const Args& a) { return a.grads && a.on_the_fly; }
+
+/// Reference-gradient input of the transpose at point q: the reference gradients plus the
+/// physical ones mapped back with J^-1 (the adjoint of du/dx = J^-T du/dxi): r[d], d < Dim.
+template <int Dim, bool Tensor>
+TESSERA_HOST_DEVICE inline void transpose_gradient_input(const Args& a, index_t e, int c, int q, const double* Xe,
+                                                         const double* xi, double* r) {
+TESSERA_INTERP_UNROLL
+  for (int d = 0; d < Dim; ++d) r[d] = a.ref_grads ? a.rg.p[a.rg.at(e, c, d, q)] : 0.0;
+  if (a.grads) {
+    double Ji[3][3];
+    inverse_jacobian<Dim, Tensor>(a, e, q, Xe, xi, Ji);
+    double w[Dim];
+TESSERA_INTERP_UNROLL
+    for (int k = 0; k < Dim; ++k) w[k] = a.pg.p[a.pg.at(e, c, k, q)];
+TESSERA_INTERP_UNROLL
+    for (int d = 0; d < Dim; ++d) {
+      double s = 0;
+TESSERA_INTERP_UNROLL
+      for (int k = 0; k < Dim; ++k) s += Ji[d][k] * w[k];
+      r[d] += s;
+    }
+  }
+}
 
 // ------------------------------------------------------------------ quadrilaterals
 
@@ -178,28 +226,13 @@ TESSERA_HOST_DEVICE void quad_forward(TeamContext& ctx, const Args& a) {
             }
             if (a.grads) {
               const double xi[3] = {xq[qx], xq[qy], 0.0};
-              double Ji[3][3] = {};
-              inverse_jacobian(a, true, e, q, Xe.data(), xi, Ji);
-              for (int r = 0; r < a.sdim; ++r) a.pg.p[a.pg.at(e, c, r, q)] = gx * Ji[0][r] + gy * Ji[1][r];
+              double Ji[3][3];
+              inverse_jacobian<2, true>(a, e, q, Xe.data(), xi, Ji);
+TESSERA_INTERP_UNROLL
+              for (int r = 0; r < 2; ++r) a.pg.p[a.pg.at(e, c, r, q)] = gx * Ji[0][r] + gy * Ji[1][r];
             }
           }
         }
-  }
-}
-
-/// Reference-gradient contribution at point q of the transpose's input (reference + physical
-/// gradients, the latter mapped back with J^-1): r[d] for d < dim.
-TESSERA_HOST_DEVICE inline void transpose_gradient_input(const Args& a, bool tensor, index_t e, int c, int q,
-                                                         const double* Xe, const double* xi, double* r) {
-  for (int d = 0; d < a.dim; ++d) r[d] = a.ref_grads ? a.rg.p[a.rg.at(e, c, d, q)] : 0.0;
-  if (a.grads) {
-    double Ji[3][3] = {};
-    inverse_jacobian(a, tensor, e, q, Xe, xi, Ji);
-    for (int d = 0; d < a.dim; ++d) {
-      double s = 0;
-      for (int k = 0; k < a.sdim; ++k) s += Ji[d][k] * a.pg.p[a.pg.at(e, c, k, q)];
-      r[d] += s;
-    }
   }
 }
 
@@ -231,8 +264,8 @@ TESSERA_HOST_DEVICE void quad_transpose(TeamContext& ctx, const Args& a) {
         if (Grads) {
           const int qx = q % m1, qy = q / m1;
           const double xi[3] = {xq[qx], xq[qy], 0.0};
-          double r[3];
-          transpose_gradient_input(a, true, e, c, q, Xe.data(), xi, r);
+          double r[2];
+          transpose_gradient_input<2, true>(a, e, c, q, Xe.data(), xi, r);
           In1[q] = r[0];
           In2[q] = r[1];
         }
@@ -301,9 +334,9 @@ TESSERA_HOST_DEVICE void hex_forward(TeamContext& ctx, const Args& a) {
     ctx.sync();
     // x: A(k, j, qx) = sum_i B(qx, i) u(k, j, i)
     if (valid)
-      for (int j : ctx.threads_y(n1))
-        for (int qx : ctx.threads_x(m1))
-          for (int k = 0; k < n1; ++k) {
+      for (int k : ctx.threads_z(n1))
+        for (int j : ctx.threads_y(n1))
+          for (int qx : ctx.threads_x(m1)) {
             double s = 0, g = 0;
             const int row = (k * n1 + j) * n1;
             for (int i = 0; i < n1; ++i) {
@@ -317,9 +350,9 @@ TESSERA_HOST_DEVICE void hex_forward(TeamContext& ctx, const Args& a) {
     ctx.sync();
     // y: C(k, qy, qx) = sum_j B(qy, j) A(k, j, qx)
     if (valid)
-      for (int qy : ctx.threads_y(m1))
-        for (int qx : ctx.threads_x(m1))
-          for (int k = 0; k < n1; ++k) {
+      for (int k : ctx.threads_z(n1))
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1)) {
             double s = 0, gx = 0, gy = 0;
             for (int j = 0; j < n1; ++j) {
               const double b = B[j * m1 + qy];
@@ -339,9 +372,9 @@ TESSERA_HOST_DEVICE void hex_forward(TeamContext& ctx, const Args& a) {
     ctx.sync();
     // z and output
     if (valid)
-      for (int qy : ctx.threads_y(m1))
-        for (int qx : ctx.threads_x(m1))
-          for (int qz = 0; qz < m1; ++qz) {
+      for (int qz : ctx.threads_z(m1))
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1)) {
             double s = 0, gx = 0, gy = 0, gz = 0;
             for (int k = 0; k < n1; ++k) {
               const double b = B[k * m1 + qz];
@@ -363,8 +396,9 @@ TESSERA_HOST_DEVICE void hex_forward(TeamContext& ctx, const Args& a) {
               }
               if (a.grads) {
                 const double xi[3] = {xq[qx], xq[qy], xq[qz]};
-                double Ji[3][3] = {};
-                inverse_jacobian(a, true, e, q, Xe.data(), xi, Ji);
+                double Ji[3][3];
+                inverse_jacobian<3, true>(a, e, q, Xe.data(), xi, Ji);
+TESSERA_INTERP_UNROLL
                 for (int r = 0; r < 3; ++r) a.pg.p[a.pg.at(e, c, r, q)] = gx * Ji[0][r] + gy * Ji[1][r] + gz * Ji[2][r];
               }
             }
@@ -405,7 +439,7 @@ TESSERA_HOST_DEVICE void hex_transpose(TeamContext& ctx, const Args& a) {
           const int qx = q % m1, qy = (q / m1) % m1, qz = q / (m1 * m1);
           const double xi[3] = {xq[qx], xq[qy], xq[qz]};
           double r[3];
-          transpose_gradient_input(a, true, e, c, q, Xe.data(), xi, r);
+          transpose_gradient_input<3, true>(a, e, c, q, Xe.data(), xi, r);
           In1[q] = r[0];
           In2[q] = r[1];
           In3[q] = r[2];
@@ -414,9 +448,9 @@ TESSERA_HOST_DEVICE void hex_transpose(TeamContext& ctx, const Args& a) {
     ctx.sync();
     // z^T: T(k, qy, qx) = sum_qz B(qz, k) In(qz, qy, qx)   (+ G for the z derivative)
     if (valid)
-      for (int qy : ctx.threads_y(m1))
-        for (int qx : ctx.threads_x(m1))
-          for (int k = 0; k < n1; ++k) {
+      for (int k : ctx.threads_z(n1))
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1)) {
             double t0 = 0, t1 = 0, t2 = 0;
             for (int qz = 0; qz < m1; ++qz) {
               const double b = B[k * m1 + qz];
@@ -437,9 +471,9 @@ TESSERA_HOST_DEVICE void hex_transpose(TeamContext& ctx, const Args& a) {
     ctx.sync();
     // y^T: S(k, j, qx) = sum_qy B(qy, j) T(k, qy, qx)   (+ G for the y derivative)
     if (valid)
-      for (int j : ctx.threads_y(n1))
-        for (int qx : ctx.threads_x(m1))
-          for (int k = 0; k < n1; ++k) {
+      for (int k : ctx.threads_z(n1))
+        for (int j : ctx.threads_y(n1))
+          for (int qx : ctx.threads_x(m1)) {
             double s0 = 0, s1 = 0;
             for (int qy = 0; qy < m1; ++qy) {
               const double b = B[j * m1 + qy];
@@ -456,9 +490,9 @@ TESSERA_HOST_DEVICE void hex_transpose(TeamContext& ctx, const Args& a) {
     ctx.sync();
     // x^T and output
     if (valid)
-      for (int j : ctx.threads_y(n1))
-        for (int i : ctx.threads_x(n1))
-          for (int k = 0; k < n1; ++k) {
+      for (int k : ctx.threads_z(n1))
+        for (int j : ctx.threads_y(n1))
+          for (int i : ctx.threads_x(n1)) {
             double s = 0;
             const int row = (k * n1 + j) * m1;
             for (int qx = 0; qx < m1; ++qx) {
@@ -472,9 +506,10 @@ TESSERA_HOST_DEVICE void hex_transpose(TeamContext& ctx, const Args& a) {
 
 // ------------------------------------------------------------------ triangles, tetrahedra
 
-template <bool Grads>
+template <bool Grads, int Dim>
 TESSERA_HOST_DEVICE void simplex_forward(TeamContext& ctx, const Args& a) {
-  const int nd = a.nd, nq = a.nq, dim = a.dim;
+  const int nd = a.nd, nq = a.nq;
+  constexpr int dim = Dim;
   auto Bs = ctx.shared_common<double>(a.tables_shared ? nd * nq : 0);
   auto Gs = ctx.shared_common<double>(a.tables_shared && Grads ? dim * nd * nq : 0);
   auto u = ctx.shared_item<double>(a.comps * nd);
@@ -498,9 +533,9 @@ TESSERA_HOST_DEVICE void simplex_forward(TeamContext& ctx, const Args& a) {
   ctx.sync();
   if (!valid) return;
   double Ji[3][3] = {};
-  if (Grads && a.grads && a.on_the_fly) inverse_jacobian(a, false, e, 0, Xe.data(), nullptr, Ji);
+  if (Grads && a.grads && a.on_the_fly) inverse_jacobian<Dim, false>(a, e, 0, Xe.data(), nullptr, Ji);
   for (int q : ctx.item_threads(nq)) {
-    if (Grads && a.grads && !a.on_the_fly) inverse_jacobian(a, false, e, q, nullptr, nullptr, Ji);
+    if (Grads && a.grads && !a.on_the_fly) inverse_jacobian<Dim, false>(a, e, q, nullptr, nullptr, Ji);
     for (int c0 = 0; c0 < a.comps; c0 += 3) {
       double s[3] = {0, 0, 0};
       double g[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
@@ -524,11 +559,14 @@ TESSERA_HOST_DEVICE void simplex_forward(TeamContext& ctx, const Args& a) {
         if (a.values) a.v.p[a.v.at(e, c, 0, q)] = s[cc];
         if (Grads) {
           if (a.ref_grads)
+TESSERA_INTERP_UNROLL
             for (int d = 0; d < dim; ++d) a.rg.p[a.rg.at(e, c, d, q)] = g[cc][d];
           if (a.grads)
-            for (int r = 0; r < a.sdim; ++r) {
+TESSERA_INTERP_UNROLL
+            for (int r = 0; r < Dim; ++r) {
               double t = 0;
-              for (int d = 0; d < dim; ++d) t += g[cc][d] * Ji[d][r];
+TESSERA_INTERP_UNROLL
+              for (int d = 0; d < Dim; ++d) t += g[cc][d] * Ji[d][r];
               a.pg.p[a.pg.at(e, c, r, q)] = t;
             }
         }
@@ -537,9 +575,10 @@ TESSERA_HOST_DEVICE void simplex_forward(TeamContext& ctx, const Args& a) {
   }
 }
 
-template <bool Grads>
+template <bool Grads, int Dim>
 TESSERA_HOST_DEVICE void simplex_transpose(TeamContext& ctx, const Args& a) {
-  const int nd = a.nd, nq = a.nq, dim = a.dim;
+  const int nd = a.nd, nq = a.nq;
+  constexpr int dim = Dim;
   auto Bs = ctx.shared_common<double>(a.tables_shared ? nd * nq : 0);
   auto Gs = ctx.shared_common<double>(a.tables_shared && Grads ? dim * nd * nq : 0);
   auto V = ctx.shared_item<double>(a.comps * nq);
@@ -561,8 +600,9 @@ TESSERA_HOST_DEVICE void simplex_transpose(TeamContext& ctx, const Args& a) {
       for (int c = 0; c < a.comps; ++c) {
         V[c * nq + q] = a.values ? a.v.p[a.v.at(e, c, 0, q)] : 0.0;
         if (Grads) {
-          double r[3];
-          transpose_gradient_input(a, false, e, c, q, Xe.data(), nullptr, r);
+          double r[Dim];
+          transpose_gradient_input<Dim, false>(a, e, c, q, Xe.data(), nullptr, r);
+TESSERA_INTERP_UNROLL
           for (int d = 0; d < dim; ++d) R[(c * dim + d) * nq + q] = r[d];
         }
       }
@@ -590,5 +630,13 @@ TESSERA_HOST_DEVICE void simplex_transpose(TeamContext& ctx, const Args& a) {
         if (c0 + cc < a.comps) a.e_out[(e * a.comps + c0 + cc) * nd + i] = s[cc];
     }
 }
+
+/// Launch the kernel of geometry g (forward or transpose); the lambdas live in their own
+/// translation units (interpolate_values.cpp, interpolate_grads.cpp): nvcc needs a public
+/// enclosing function for extended lambdas, and the two get different register limits.
+void launch_family_values(const char* label, const Exec& exec, const Teams& t, Geometry g, bool transpose,
+                          const Args& a);
+void launch_family_grads(const char* label, const Exec& exec, const Teams& t, Geometry g, bool transpose,
+                         const Args& a);
 
 }  // namespace tessera::fem::interp_detail

@@ -4,7 +4,9 @@
 set(TESSERA_FEM_KERNEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/restriction.cpp
   ${CMAKE_CURRENT_LIST_DIR}/geometric_factors.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/interpolate.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/interpolate.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/interpolate_values.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/interpolate_grads.cpp)
 target_sources(tessera PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/quadrature.cpp
   ${CMAKE_CURRENT_LIST_DIR}/basis1d.cpp
@@ -17,3 +19,9 @@ target_sources(tessera PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/h1_space.cpp
   ${TESSERA_FEM_KERNEL_SOURCES})
 tessera_cuda_sources(${TESSERA_FEM_KERNEL_SOURCES})
+# The interpolation kernels launch up to 512 threads per block (interpolate.cpp,
+# kMaxBlockThreads): at most 128 registers per thread keeps every one of them launchable. Only
+# the gradient kernels get the limit (they use up to ~150 registers without it); with it, nvcc
+# would also raise the value kernels from ~48 registers towards 128 and cut their occupancy.
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/interpolate_grads.cpp PROPERTIES
+  COMPILE_OPTIONS "$<$<COMPILE_LANGUAGE:CUDA>:--maxrregcount=128>")

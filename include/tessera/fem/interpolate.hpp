@@ -132,7 +132,7 @@ struct InterpolationKernel {
 };
 
 /// The elements per block the heuristic chooses for a kernel (no device query): enough
-/// elements for about 128 threads per block, at most 32 (2-D) or 16 (3-D).
+/// elements for about 256 threads per block, at most 32 (2-D) or 16 (3-D).
 int interpolation_heuristic_epb(const InterpolationKernel& k);
 
 /// Interpolation of the fields of an H1Space at the points of a rule on the elements of one
