@@ -24,6 +24,9 @@ namespace {
 /// Simplex tables up to this size are copied to shared memory once per block; larger ones
 /// are read from global memory (through the L1/L2 caches).
 constexpr std::size_t kSharedTableBytes = 48 * 1024;
+/// Simplex elements with at most this many nodes read their values straight from global
+/// memory in the forward kernel (no staging in shared memory; see interpolate_kernels.hpp).
+constexpr int kDirectGatherNodes = 20;
 /// Threads per element of the simplex kernels at most (more points loop).
 constexpr int kMaxSimplexThreads = 256;
 /// Threads per block the elements-per-block choice stays within (below the 1024 limit, so
@@ -217,13 +220,13 @@ std::size_t Interpolator::shared_bytes_parts(bool transpose, Eval what, std::siz
     c.add<double>(n1 * m1).add<double>(G ? n1 * m1 : 0).add<double>(m1);
     if (dim_ == 2) {
       if (!transpose)
-        it.add<int>(nd_).add<double>(nd_).add<double>(n1 * m1).add<double>(G ? n1 * m1 : 0).add<double>(nx);
+        it.add<double>(nd_).add<double>(n1 * m1).add<double>(G ? n1 * m1 : 0).add<double>(nx);
       else
         it.add<double>(nq_).add<double>(G ? nq_ : 0).add<double>(G ? nq_ : 0).add<double>(n1 * m1)
             .add<double>(G ? n1 * m1 : 0).add<double>(nx);
     } else {
       if (!transpose)
-        it.add<int>(nd_).add<double>(nd_).add<double>(n1 * n1 * m1).add<double>(G ? n1 * n1 * m1 : 0)
+        it.add<double>(nd_).add<double>(n1 * n1 * m1).add<double>(G ? n1 * n1 * m1 : 0)
             .add<double>(n1 * m1 * m1).add<double>(G ? n1 * m1 * m1 : 0).add<double>(G ? n1 * m1 * m1 : 0)
             .add<double>(nx);
       else
@@ -234,7 +237,7 @@ std::size_t Interpolator::shared_bytes_parts(bool transpose, Eval what, std::siz
   } else {
     const bool ts = tables_in_shared(what);
     c.add<double>(ts ? nd_ * nq_ : 0).add<double>(ts && G ? dim_ * nd_ * nq_ : 0);
-    if (!transpose) it.add<double>(comps_ * nd_).add<double>(nx);
+    if (!transpose) it.add<double>(nd_ <= kDirectGatherNodes ? 0 : comps_ * nd_).add<double>(nx);
     else it.add<double>(comps_ * nq_).add<double>(G ? comps_ * dim_ * nq_ : 0).add<double>(nx);
   }
   *common = c.bytes();
@@ -426,6 +429,7 @@ void Interpolator::run(int epb, bool transpose, Eval what, const double* u, cons
   a.grads = has(what, Eval::Gradients);
   a.on_the_fly = opt_.geometry == GeometrySource::OnTheFly;
   a.tables_shared = tables_in_shared(what);
+  a.direct = !tensor_ && nd_ <= kDirectGatherNodes;
   a.u = u;
   a.e_out = e_out;
   if (a.values) a.v = point_map(qd.values, opt_.layout, ne_, comps_, 1, nq_);
