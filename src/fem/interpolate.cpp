@@ -24,9 +24,6 @@ namespace {
 /// Simplex tables up to this size are copied to shared memory once per block; larger ones
 /// are read from global memory (through the L1/L2 caches).
 constexpr std::size_t kSharedTableBytes = 48 * 1024;
-/// Simplex elements with at most this many nodes read their values straight from global
-/// memory in the forward kernel (no staging in shared memory; see interpolate_kernels.hpp).
-constexpr int kDirectGatherNodes = 20;
 /// Threads per element of the simplex kernels at most (more points loop).
 constexpr int kMaxSimplexThreads = 256;
 /// Threads per block the elements-per-block choice stays within (below the 1024 limit, so
@@ -78,22 +75,23 @@ std::string InterpolationKernel::key() const {
   o << (transpose ? "integrate/" : "interpolate/") << fem::name(geom) << "/p" << order << "/q" << points << "/c"
     << components << "/" << name(what) << "/" << name(layout);
   if (has(what, Eval::Gradients)) o << "/" << name(geometry);
+  if (threads_per_element > 0 && !is_tensor(geom)) o << "/t" << threads_per_element;
   return o.str();
 }
 
 namespace {
-/// Threads per element of a kernel.
-Dim3 item_threads(Geometry g, int nd, int nq, int nd1, int nq1) {
+/// Threads per element of a kernel. Quadrilaterals and hexahedra: (T, T, 1), T = max(p + 1,
+/// points per direction) capped at 32 x 16, hexahedra looping over z (measured on the H200: a
+/// (T, T, T) block halved the throughput, because fewer elements per SM then have their
+/// gathers in flight). Simplices: `threads` when given, else max(nodes, points) up to 32.
+Dim3 item_threads(Geometry g, int nd, int nq, int nd1, int nq1, int threads = 0) {
   if (is_tensor(g)) {
-    // One thread per (x, y[, z]) entry of the sum-factorization stages while that fits in
-    // kMaxBlockThreads; larger orders loop.
     const int t = std::max(nd1, nq1);
     const int tx = std::min(t, 32);
-    const int ty = std::min(t, std::max(1, kMaxBlockThreads / tx));
-    const int tz = dim(g) == 3 ? std::min(t, std::max(1, kMaxBlockThreads / (tx * ty))) : 1;
-    return {tx, ty, tz};
+    return {tx, std::min(t, std::max(1, kMaxBlockThreads / tx)), 1};
   }
-  return {std::min(std::max(nd, nq), kMaxSimplexThreads), 1, 1};
+  if (threads > 0) return {std::min(threads, kMaxSimplexThreads), 1, 1};
+  return {std::min(std::max(nd, nq), 32), 1, 1};
 }
 }  // namespace
 
@@ -101,7 +99,7 @@ int interpolation_heuristic_epb(const InterpolationKernel& k) {
   const int d = dim(k.geom);
   const int nd = num_nodes(k.geom, k.order);
   const int nd1 = k.order + 1;
-  const Dim3 t = item_threads(k.geom, nd, k.points, nd1, k.points_1d);
+  const Dim3 t = item_threads(k.geom, nd, k.points, nd1, k.points_1d, k.threads_per_element);
   const int tpi = t.x * t.y * t.z;
   const int cap = d == 2 ? 32 : 16;
   return std::clamp((256 + tpi / 2) / tpi, 1, cap);
@@ -120,6 +118,8 @@ Interpolator::Interpolator(const H1Space& space, Geometry g, const QuadratureRul
                   "', the elements are '", name(g), "'");
   TESSERA_REQUIRE(options.elements_per_block >= 0, "fem::Interpolator: elements_per_block must be >= 0 (0 = auto), got ",
                   options.elements_per_block);
+  TESSERA_REQUIRE(options.threads_per_element >= 0, "fem::Interpolator: threads_per_element must be >= 0 (0 = auto), got ",
+                  options.threads_per_element);
   const Mesh& mesh = space.mesh();
   mesh_ = &mesh;
   rule_ = rule_in.to_host();
@@ -237,7 +237,7 @@ std::size_t Interpolator::shared_bytes_parts(bool transpose, Eval what, std::siz
   } else {
     const bool ts = tables_in_shared(what);
     c.add<double>(ts ? nd_ * nq_ : 0).add<double>(ts && G ? dim_ * nd_ * nq_ : 0);
-    if (!transpose) it.add<double>(nd_ <= kDirectGatherNodes ? 0 : comps_ * nd_).add<double>(nx);
+    if (!transpose) it.add<double>(comps_ * nd_).add<double>(nx);
     else it.add<double>(comps_ * nq_).add<double>(G ? comps_ * dim_ * nq_ : 0).add<double>(nx);
   }
   *common = c.bytes();
@@ -259,13 +259,13 @@ std::size_t Interpolator::shared_bytes(Eval what, bool transpose, int epb) const
   std::size_t common = 0;
   const std::size_t item = shared_bytes_parts(transpose, what, &common);
   detail::TeamParams p = detail::make_team_params(
-      Teams{ne_, epb, item_threads(geom_, nd_, nq_, nd1_, nq1_), item, common});
+      Teams{ne_, epb, item_threads(geom_, nd_, nq_, nd1_, nq1_, opt_.threads_per_element), item, common});
   return detail::team_shared_bytes(p);
 }
 
 int Interpolator::max_elements_per_block(Eval what, bool transpose) const {
   if (!exec_.on_device()) return 64;
-  const Dim3 t = item_threads(geom_, nd_, nq_, nd1_, nq1_);
+  const Dim3 t = item_threads(geom_, nd_, nq_, nd1_, nq1_, opt_.threads_per_element);
   const int tpi = t.x * t.y * t.z;
   int m = std::max(1, kMaxBlockThreads / tpi);
   const std::size_t limit = current_device().shared_per_block_optin;
@@ -284,6 +284,7 @@ InterpolationKernel Interpolator::kernel(Eval what, bool transpose) const {
   k.transpose = transpose;
   k.layout = opt_.layout;
   k.geometry = opt_.geometry;
+  k.threads_per_element = opt_.threads_per_element;
   return k;
 }
 
@@ -429,7 +430,6 @@ void Interpolator::run(int epb, bool transpose, Eval what, const double* u, cons
   a.grads = has(what, Eval::Gradients);
   a.on_the_fly = opt_.geometry == GeometrySource::OnTheFly;
   a.tables_shared = tables_in_shared(what);
-  a.direct = !tensor_ && nd_ <= kDirectGatherNodes;
   a.u = u;
   a.e_out = e_out;
   if (a.values) a.v = point_map(qd.values, opt_.layout, ne_, comps_, 1, nq_);
@@ -440,7 +440,7 @@ void Interpolator::run(int epb, bool transpose, Eval what, const double* u, cons
 
   std::size_t common = 0;
   const std::size_t item = shared_bytes_parts(transpose, what, &common);
-  const Teams t{ne_, epb, item_threads(geom_, nd_, nq_, nd1_, nq1_), item, common};
+  const Teams t{ne_, epb, item_threads(geom_, nd_, nq_, nd1_, nq1_, opt_.threads_per_element), item, common};
   if (exec_.on_device()) {
     const std::size_t need = shared_bytes(what, transpose, epb);
     const std::size_t limit = current_device().shared_per_block_optin;

@@ -38,7 +38,6 @@ struct Args {
   bool values = false, ref_grads = false, grads = false;
   bool on_the_fly = true;
   bool tables_shared = true;    // simplex: tables copied to shared memory
-  bool direct = false;          // simplex forward: element values read from global memory directly
   const double* u = nullptr;    // forward: global vector
   double* e_out = nullptr;      // transpose: E-vector (ne, comps, nd)
   PointMap v, rg, pg;           // values, reference gradients, gradients
@@ -503,10 +502,7 @@ TESSERA_HOST_DEVICE void simplex_forward(TeamContext& ctx, const Args& a) {
   constexpr int dim = Dim;
   auto Bs = ctx.shared_common<double>(a.tables_shared ? nd * nq : 0);
   auto Gs = ctx.shared_common<double>(a.tables_shared && Grads ? dim * nd * nq : 0);
-  // Staged: the element's values are copied to shared memory first (large nd). Direct: each
-  // thread reads them from global memory in its loop (small nd): no barrier between the
-  // gather and the products, and nd independent loads in flight per thread.
-  auto u = ctx.shared_item<double>(a.direct ? 0 : a.comps * nd);
+  auto u = ctx.shared_item<double>(a.comps * nd);
   auto Xe = ctx.shared_item<double>(needs_vertices(a) ? a.nv * a.sdim : 0);
   if (a.tables_shared) {
     for (int i : ctx.block_threads(nd * nq)) Bs[i] = a.Bt[i];
@@ -518,11 +514,10 @@ TESSERA_HOST_DEVICE void simplex_forward(TeamContext& ctx, const Args& a) {
   const bool valid = ctx.valid();
   const index_t e = ctx.item();
   if (valid) {
-    if (!a.direct)
-      for (int n : ctx.item_threads(nd)) {
-        const index_t gi = a.idx[e * nd + n];
-        for (int c = 0; c < a.comps; ++c) u[c * nd + n] = a.u[c * a.nn + gi];
-      }
+    for (int n : ctx.item_threads(nd)) {
+      const index_t gi = a.idx[e * nd + n];
+      for (int c = 0; c < a.comps; ++c) u[c * nd + n] = a.u[c * a.nn + gi];
+    }
     load_vertices(ctx, a, Xe);
   }
   ctx.sync();
@@ -536,14 +531,13 @@ TESSERA_HOST_DEVICE void simplex_forward(TeamContext& ctx, const Args& a) {
       double g[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
       for (int i = 0; i < nd; ++i) {
         const double b = B[i * nq + q];
-        const index_t node = a.direct ? a.idx[e * nd + i] : 0;
         double gi[3] = {0, 0, 0};
         if (Grads)
           for (int d = 0; d < 3; ++d)
             if (d < dim) gi[d] = G[(d * nd + i) * nq + q];
         for (int cc = 0; cc < 3; ++cc)
           if (c0 + cc < a.comps) {
-            const double uc = a.direct ? a.u[(c0 + cc) * a.nn + node] : u[(c0 + cc) * nd + i];
+            const double uc = u[(c0 + cc) * nd + i];
             s[cc] += b * uc;
             if (Grads)
               for (int d = 0; d < 3; ++d) g[cc][d] += gi[d] * uc;

@@ -425,3 +425,34 @@ TEST_P(InterpolateTest, ElementsPerBlockChoiceIsReducedToFit) {
   QuadratureData qd = interp.allocate(kAll);
   EXPECT_NO_THROW(interp.interpolate(u.cview(), kAll, qd));
 }
+
+TEST_P(InterpolateTest, SimplexThreadsPerElementGiveIdenticalResults) {
+  // Fewer threads than points or nodes loop; every choice computes the same sums in the same order.
+  for (Geometry g : {Geometry::Triangle, Geometry::Tetrahedron}) {
+    const Mesh mesh = perturbed_box(g, fem::dim(g) == 2 ? "4x3" : "2x2x1");
+    const H1Space space(mesh, 3, 2);
+    const auto rule = quadrature(g, 6);
+    const auto uh = random_vector(std::size_t(space.num_dofs()), 12);
+    auto u = Array<double, 1>::from("u", std::span<const double>(uh), exec().space());
+    const Interpolator ref(space, g, rule, exec());
+    QuadratureData a = ref.allocate(kAll);
+    ref.interpolate(u.cview(), kAll, a);
+    Array<double, 3> ea("e", {ref.num_elements(), 2, ref.nodes_per_element()}, exec().space());
+    ref.integrate(a, kAll, ea.view());
+    for (int t : {1, 2, 5, 64}) {
+      SCOPED_TRACE(std::string(name(g)) + " threads=" + std::to_string(t));
+      InterpolatorOptions opt;
+      opt.threads_per_element = t;
+      const Interpolator run(space, g, rule, exec(), opt);
+      QuadratureData b = run.allocate(kAll);
+      b.gradients.fill(std::nan(""));
+      run.interpolate(u.cview(), kAll, b);
+      EXPECT_EQ(flat(b.values), flat(a.values));
+      EXPECT_EQ(flat(b.gradients), flat(a.gradients));
+      EXPECT_EQ(flat(b.reference_gradients), flat(a.reference_gradients));
+      Array<double, 3> eb("e", {ref.num_elements(), 2, ref.nodes_per_element()}, exec().space());
+      run.integrate(b, kAll, eb.view());
+      EXPECT_EQ(flat3(eb), flat3(ea));
+    }
+  }
+}

@@ -102,6 +102,10 @@ struct InterpolatorOptions {
   int elements_per_block = 0;
   /// Read the tuning cache (tuning.hpp) when elements_per_block is 0.
   bool use_tuning_cache = true;
+  /// Triangles and tetrahedra: threads per element (0: max(nodes, points) up to 32; more
+  /// points or nodes than threads loop). Fewer threads per element put more elements, and so
+  /// more gathers, in flight per SM.
+  int threads_per_element = 0;
 };
 
 /// Fields at quadrature points. Each array has rank 4 with the extents of `layout`:
@@ -126,6 +130,7 @@ struct InterpolationKernel {
   bool transpose = false;
   QuadLayout layout = QuadLayout::ElementMajor;
   GeometrySource geometry = GeometrySource::OnTheFly;
+  int threads_per_element = 0;  ///< simplices: InterpolatorOptions::threads_per_element
 
   /// Tuning-cache key, e.g. "interpolate/hexahedron/p3/q64/c1/values+gradients/element-major/on-the-fly".
   std::string key() const;
