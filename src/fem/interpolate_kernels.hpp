@@ -12,9 +12,13 @@
 // Full unrolling of the small fixed-size loops (nvcc's pragma; GCC's equivalent on the host).
 #if defined(__CUDACC__)
 #define TESSERA_INTERP_UNROLL _Pragma("unroll")
+#define TESSERA_INTERP_UNROLL4 _Pragma("unroll 4")
 #else
 #define TESSERA_INTERP_UNROLL _Pragma("GCC unroll 8")
+#define TESSERA_INTERP_UNROLL4
 #endif
+// TESSERA_INTERP_UNROLL4: the contractions over run-time sizes are unrolled by 4 on the GPU so
+// that several shared-memory loads are in flight per thread.
 
 namespace tessera::fem::interp_detail {
 
@@ -190,6 +194,7 @@ TESSERA_HOST_DEVICE void quad_forward(TeamContext& ctx, const Args& a) {
       for (int j : ctx.threads_y(n1))
         for (int qx : ctx.threads_x(m1)) {
           double s = 0, g = 0;
+          TESSERA_INTERP_UNROLL4
           for (int i = 0; i < n1; ++i) {
             const double ui = u[j * n1 + i];
             s += B[i * m1 + qx] * ui;
@@ -203,6 +208,7 @@ TESSERA_HOST_DEVICE void quad_forward(TeamContext& ctx, const Args& a) {
       for (int qy : ctx.threads_y(m1))
         for (int qx : ctx.threads_x(m1)) {
           double s = 0, gx = 0, gy = 0;
+          TESSERA_INTERP_UNROLL4
           for (int j = 0; j < n1; ++j) {
             const double b = B[j * m1 + qy];
             const double aj = A[j * m1 + qx];
@@ -270,6 +276,7 @@ TESSERA_HOST_DEVICE void quad_transpose(TeamContext& ctx, const Args& a) {
       for (int j : ctx.threads_y(n1))
         for (int qx : ctx.threads_x(m1)) {
           double t0 = 0, t1 = 0;
+          TESSERA_INTERP_UNROLL4
           for (int qy = 0; qy < m1; ++qy) {
             const double b = B[j * m1 + qy];
             t0 += b * In0[qy * m1 + qx];
@@ -286,6 +293,7 @@ TESSERA_HOST_DEVICE void quad_transpose(TeamContext& ctx, const Args& a) {
       for (int j : ctx.threads_y(n1))
         for (int i : ctx.threads_x(n1)) {
           double s = 0;
+          TESSERA_INTERP_UNROLL4
           for (int qx = 0; qx < m1; ++qx) {
             s += B[i * m1 + qx] * T0[j * m1 + qx];
             if (Grads) s += G[i * m1 + qx] * T1[j * m1 + qx];
@@ -329,6 +337,7 @@ TESSERA_HOST_DEVICE void hex_forward(TeamContext& ctx, const Args& a) {
           for (int qx : ctx.threads_x(m1)) {
             double s = 0, g = 0;
             const int row = (k * n1 + j) * n1;
+            TESSERA_INTERP_UNROLL4
             for (int i = 0; i < n1; ++i) {
               const double ui = u[row + i];
               s += B[i * m1 + qx] * ui;
@@ -344,6 +353,7 @@ TESSERA_HOST_DEVICE void hex_forward(TeamContext& ctx, const Args& a) {
         for (int qy : ctx.threads_y(m1))
           for (int qx : ctx.threads_x(m1)) {
             double s = 0, gx = 0, gy = 0;
+            TESSERA_INTERP_UNROLL4
             for (int j = 0; j < n1; ++j) {
               const double b = B[j * m1 + qy];
               const double aj = A[(k * n1 + j) * m1 + qx];
@@ -366,6 +376,7 @@ TESSERA_HOST_DEVICE void hex_forward(TeamContext& ctx, const Args& a) {
         for (int qy : ctx.threads_y(m1))
           for (int qx : ctx.threads_x(m1)) {
             double s = 0, gx = 0, gy = 0, gz = 0;
+            TESSERA_INTERP_UNROLL4
             for (int k = 0; k < n1; ++k) {
               const double b = B[k * m1 + qz];
               const int at = (k * m1 + qy) * m1 + qx;
@@ -442,6 +453,7 @@ TESSERA_HOST_DEVICE void hex_transpose(TeamContext& ctx, const Args& a) {
         for (int qy : ctx.threads_y(m1))
           for (int qx : ctx.threads_x(m1)) {
             double t0 = 0, t1 = 0, t2 = 0;
+            TESSERA_INTERP_UNROLL4
             for (int qz = 0; qz < m1; ++qz) {
               const double b = B[k * m1 + qz];
               const int at = (qz * m1 + qy) * m1 + qx;
@@ -465,6 +477,7 @@ TESSERA_HOST_DEVICE void hex_transpose(TeamContext& ctx, const Args& a) {
         for (int j : ctx.threads_y(n1))
           for (int qx : ctx.threads_x(m1)) {
             double s0 = 0, s1 = 0;
+            TESSERA_INTERP_UNROLL4
             for (int qy = 0; qy < m1; ++qy) {
               const double b = B[j * m1 + qy];
               const int at = (k * m1 + qy) * m1 + qx;
@@ -485,6 +498,7 @@ TESSERA_HOST_DEVICE void hex_transpose(TeamContext& ctx, const Args& a) {
           for (int i : ctx.threads_x(n1)) {
             double s = 0;
             const int row = (k * n1 + j) * m1;
+            TESSERA_INTERP_UNROLL4
             for (int qx = 0; qx < m1; ++qx) {
               s += B[i * m1 + qx] * S0[row + qx];
               if (Grads) s += G[i * m1 + qx] * S1[row + qx];
@@ -529,6 +543,7 @@ TESSERA_HOST_DEVICE void simplex_forward(TeamContext& ctx, const Args& a) {
     for (int c0 = 0; c0 < a.comps; c0 += 3) {
       double s[3] = {0, 0, 0};
       double g[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+      TESSERA_INTERP_UNROLL4
       for (int i = 0; i < nd; ++i) {
         const double b = B[i * nq + q];
         double gi[3] = {0, 0, 0};
@@ -601,6 +616,7 @@ TESSERA_INTERP_UNROLL
   for (int i : ctx.item_threads(nd))
     for (int c0 = 0; c0 < a.comps; c0 += 3) {
       double s[3] = {0, 0, 0};
+      TESSERA_INTERP_UNROLL4
       for (int q = 0; q < nq; ++q) {
         const double b = B[q * nd + i];
         double gi[3] = {0, 0, 0};
