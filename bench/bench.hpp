@@ -53,6 +53,7 @@ struct InterpolateOptions {
   bool stored_geometry = false;                ///< gradients from stored J^-1 instead of on the fly
   bool component_major = false;                ///< ComponentMajor output layout
   int threads = 0;                             ///< simplices: threads per element (0 = default)
+  int chunk = 0;                               ///< forward: elements per item (0 = default)
   int reps = 10;                               ///< timed repetitions (median reported)
   std::string json;                            ///< JSON-lines output file ("" = none)
   bool tune = false;                           ///< write the best choice of each kernel to the cache

@@ -167,6 +167,7 @@ int run_interpolate(const InterpolateOptions& opt, std::ostream& out) {
   iopt.geometry = opt.stored_geometry ? fem::GeometrySource::Stored : fem::GeometrySource::OnTheFly;
   iopt.layout = opt.component_major ? fem::QuadLayout::ComponentMajor : fem::QuadLayout::ElementMajor;
   iopt.threads_per_element = opt.threads;
+  iopt.elements_per_item = opt.chunk;
 
   std::string copy_label;
   const double copy_gbs = copy_bandwidth_gbs(exec, exec.on_device() ? index_t(1) << 27 : index_t(1) << 24, opt.reps,

@@ -76,6 +76,7 @@ std::string InterpolationKernel::key() const {
     << components << "/" << name(what) << "/" << name(layout);
   if (has(what, Eval::Gradients)) o << "/" << name(geometry);
   if (threads_per_element > 0 && !is_tensor(geom)) o << "/t" << threads_per_element;
+  if (!transpose) o << "/k" << elements_per_item;
   return o.str();
 }
 
@@ -118,6 +119,8 @@ Interpolator::Interpolator(const H1Space& space, Geometry g, const QuadratureRul
                   "', the elements are '", name(g), "'");
   TESSERA_REQUIRE(options.elements_per_block >= 0, "fem::Interpolator: elements_per_block must be >= 0 (0 = auto), got ",
                   options.elements_per_block);
+  TESSERA_REQUIRE(options.elements_per_item >= 0, "fem::Interpolator: elements_per_item must be >= 0 (0 = auto), got ",
+                  options.elements_per_item);
   TESSERA_REQUIRE(options.threads_per_element >= 0, "fem::Interpolator: threads_per_element must be >= 0 (0 = auto), got ",
                   options.threads_per_element);
   const Mesh& mesh = space.mesh();
@@ -220,15 +223,16 @@ std::size_t Interpolator::shared_bytes_parts(bool transpose, Eval what, std::siz
     c.add<double>(n1 * m1).add<double>(G ? n1 * m1 : 0).add<double>(m1);
     if (dim_ == 2) {
       if (!transpose)
-        it.add<double>(nd_).add<double>(n1 * m1).add<double>(G ? n1 * m1 : 0).add<double>(nx);
+        it.add<int>(chunk() * nd_).add<double>(2 * nd_).add<double>(n1 * m1).add<double>(G ? n1 * m1 : 0)
+            .add<double>(chunk() * nx);
       else
         it.add<double>(nq_).add<double>(G ? nq_ : 0).add<double>(G ? nq_ : 0).add<double>(n1 * m1)
             .add<double>(G ? n1 * m1 : 0).add<double>(nx);
     } else {
       if (!transpose)
-        it.add<double>(nd_).add<double>(n1 * n1 * m1).add<double>(G ? n1 * n1 * m1 : 0)
-            .add<double>(n1 * m1 * m1).add<double>(G ? n1 * m1 * m1 : 0).add<double>(G ? n1 * m1 * m1 : 0)
-            .add<double>(nx);
+        it.add<int>(chunk() * nd_).add<double>(2 * nd_).add<double>(n1 * n1 * m1)
+            .add<double>(G ? n1 * n1 * m1 : 0).add<double>(n1 * m1 * m1).add<double>(G ? n1 * m1 * m1 : 0)
+            .add<double>(G ? n1 * m1 * m1 : 0).add<double>(chunk() * nx);
       else
         it.add<double>(nq_).add<double>(G ? nq_ : 0).add<double>(G ? nq_ : 0).add<double>(G ? nq_ : 0)
             .add<double>(n1 * m1 * m1).add<double>(G ? n1 * m1 * m1 : 0).add<double>(G ? n1 * m1 * m1 : 0)
@@ -237,7 +241,7 @@ std::size_t Interpolator::shared_bytes_parts(bool transpose, Eval what, std::siz
   } else {
     const bool ts = tables_in_shared(what);
     c.add<double>(ts ? nd_ * nq_ : 0).add<double>(ts && G ? dim_ * nd_ * nq_ : 0);
-    if (!transpose) it.add<double>(comps_ * nd_).add<double>(nx);
+    if (!transpose) it.add<int>(chunk() * nd_).add<double>(2 * comps_ * nd_).add<double>(chunk() * nx);
     else it.add<double>(comps_ * nq_).add<double>(G ? comps_ * dim_ * nq_ : 0).add<double>(nx);
   }
   *common = c.bytes();
@@ -285,6 +289,7 @@ InterpolationKernel Interpolator::kernel(Eval what, bool transpose) const {
   k.layout = opt_.layout;
   k.geometry = opt_.geometry;
   k.threads_per_element = opt_.threads_per_element;
+  k.elements_per_item = transpose ? 1 : chunk();
   return k;
 }
 
@@ -440,7 +445,9 @@ void Interpolator::run(int epb, bool transpose, Eval what, const double* u, cons
 
   std::size_t common = 0;
   const std::size_t item = shared_bytes_parts(transpose, what, &common);
-  const Teams t{ne_, epb, item_threads(geom_, nd_, nq_, nd1_, nq1_, opt_.threads_per_element), item, common};
+  a.chunk = transpose ? 1 : chunk();
+  const index_t items = (ne_ + a.chunk - 1) / a.chunk;
+  const Teams t{items, epb, item_threads(geom_, nd_, nq_, nd1_, nq1_, opt_.threads_per_element), item, common};
   if (exec_.on_device()) {
     const std::size_t need = shared_bytes(what, transpose, epb);
     const std::size_t limit = current_device().shared_per_block_optin;

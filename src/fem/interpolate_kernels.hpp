@@ -5,6 +5,10 @@
 // Each body runs inside a team launch; the shared-memory carving here and the sizes in
 // interp_shared() below must stay in the same order.
 
+#if defined(__CUDACC__)
+#include <cuda_pipeline.h>
+#endif
+
 #include "tessera/core/exec.hpp"
 #include "tessera/core/team.hpp"
 #include "tessera/fem/geometry.hpp"
@@ -43,6 +47,7 @@ struct Args {
   bool values = false, ref_grads = false, grads = false;
   bool on_the_fly = true;
   bool tables_shared = true;    // simplex: tables copied to shared memory
+  int chunk = 1;                // forward kernels: elements per item, processed one after the other
   const double* u = nullptr;    // forward: global vector
   double* e_out = nullptr;      // transpose: E-vector (ne, comps, nd)
   PointMap v, rg, pg;           // values, reference gradients, gradients
@@ -167,30 +172,102 @@ TESSERA_INTERP_UNROLL
   }
 }
 
+
+// ------------------------------------------------------------------ pipelined gathers
+// The forward kernels process `chunk` elements per item, one after the other, and gather the
+// next element's nodal values while computing the current one: asynchronous copies from
+// global to shared memory (cp.async on sm_80 and newer) into two buffers. At low order the
+// kernels are latency-bound; this keeps a gather in flight during the contractions.
+
+/// dst = *src, asynchronously on the GPU (complete after async_wait), at once on the CPU.
+template <class T>
+TESSERA_HOST_DEVICE inline void copy_async(T* dst, const T* src) {
+#if defined(TESSERA_DEVICE_CODE) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  __pipeline_memcpy_async(dst, src, sizeof(T));
+#else
+  *dst = *src;
+#endif
+}
+/// Closes the group of copies issued since the last commit.
+TESSERA_HOST_DEVICE inline void async_commit() {
+#if defined(TESSERA_DEVICE_CODE) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  __pipeline_commit();
+#endif
+}
+/// Waits for this thread's copy groups except the newest one (`all_but_newest`) or all.
+TESSERA_HOST_DEVICE inline void async_wait(bool all_but_newest) {
+#if defined(TESSERA_DEVICE_CODE) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if (all_but_newest) __pipeline_wait_prior(1);
+  else __pipeline_wait_prior(0);
+#else
+  (void)all_but_newest;
+#endif
+}
+
+/// First element and number of elements of this item (0 for the unused slots of the last block).
+struct ItemElements {
+  index_t first;
+  int count;
+};
+TESSERA_HOST_DEVICE inline ItemElements item_elements(const TeamContext& ctx, const Args& a) {
+  const index_t first = ctx.item() * a.chunk;
+  if (!ctx.valid()) return {first, 0};
+  const index_t left = a.ne - first;
+  return {first, left < a.chunk ? static_cast<int>(left) : a.chunk};
+}
+
+/// Loads the index maps (and, for on-the-fly geometry, the vertices) of the item's elements
+/// into shared memory; ends with a barrier.
+TESSERA_HOST_DEVICE inline void load_item_maps(TeamContext& ctx, const Args& a, const ItemElements& it,
+                                               View<int, 1> idxs, View<double, 1> Xs) {
+  for (int n : ctx.item_threads(it.count * a.nd)) copy_async(&idxs[n], &a.idx[it.first * a.nd + n]);
+  if (Xs.size() > 0) {
+    const int nx = a.nv * a.sdim;
+    for (int n : ctx.item_threads(it.count * nx)) copy_async(&Xs[n], &a.X[it.first * nx + n]);
+  }
+  async_commit();
+  async_wait(false);
+  ctx.sync();
+}
+
 // ------------------------------------------------------------------ quadrilaterals
 
 template <bool Grads>
 TESSERA_HOST_DEVICE void quad_forward(TeamContext& ctx, const Args& a) {
-  const int n1 = a.nd1, m1 = a.nq1;
+  const int n1 = a.nd1, m1 = a.nq1, nd = a.nd;
   auto B = ctx.shared_common<double>(n1 * m1);
   auto G = ctx.shared_common<double>(Grads ? n1 * m1 : 0);
   auto xq = ctx.shared_common<double>(m1);
-  auto u = ctx.shared_item<double>(a.nd);
+  auto idxs = ctx.shared_item<int>(a.chunk * nd);
+  auto ub = ctx.shared_item<double>(2 * nd);
   auto A = ctx.shared_item<double>(n1 * m1);
   auto Ag = ctx.shared_item<double>(Grads ? n1 * m1 : 0);
-  auto Xe = ctx.shared_item<double>(needs_vertices(a) ? a.nv * a.sdim : 0);
+  auto Xs = ctx.shared_item<double>(needs_vertices(a) ? a.chunk * a.nv * a.sdim : 0);
   for (int i : ctx.block_threads(n1 * m1)) {
     B[i] = a.Bt[i];
     if (Grads) G[i] = a.Gt[i];
   }
   for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
-  const bool valid = ctx.valid();
-  const index_t e = ctx.item();
-  if (valid) load_vertices(ctx, a, Xe);
-  for (int c = 0; c < a.comps; ++c) {
-    if (valid)
-      for (int n : ctx.item_threads(a.nd)) u[n] = a.u[c * a.nn + a.idx[e * a.nd + n]];
+  const ItemElements it = item_elements(ctx, a);
+  load_item_maps(ctx, a, it, idxs, Xs);
+  // Steps (element k, component c), the same count for every item of the block (barriers).
+  const int steps = a.chunk * a.comps;
+  const auto issue = [&](int st) {
+    const int k = st / a.comps, c = st - k * a.comps;
+    if (k < it.count)
+      for (int n : ctx.item_threads(nd)) copy_async(&ub[(st & 1) * nd + n], &a.u[c * a.nn + idxs[k * nd + n]]);
+    async_commit();
+  };
+  issue(0);
+  for (int st = 0; st < steps; ++st) {
+    if (st + 1 < steps) issue(st + 1);
+    async_wait(st + 1 < steps);
     ctx.sync();
+    const int el = st / a.comps, c = st - el * a.comps;
+    const bool valid = el < it.count;
+    const index_t e = it.first + el;
+    const double* u = &ub[(st & 1) * nd];
+    const double* Xe = Xs.size() ? &Xs[el * a.nv * a.sdim] : nullptr;
     if (valid)
       for (int j : ctx.threads_y(n1))
         for (int qx : ctx.threads_x(m1)) {
@@ -229,7 +306,7 @@ TESSERA_HOST_DEVICE void quad_forward(TeamContext& ctx, const Args& a) {
             if (a.grads) {
               const double xi[3] = {xq[qx], xq[qy], 0.0};
               double Ji[3][3];
-              inverse_jacobian<2, true>(a, e, q, Xe.data(), xi, Ji);
+              inverse_jacobian<2, true>(a, e, q, Xe, xi, Ji);
 TESSERA_INTERP_UNROLL
               for (int r = 0; r < 2; ++r) a.pg.p[a.pg.at(e, c, r, q)] = gx * Ji[0][r] + gy * Ji[1][r];
             }
@@ -308,29 +385,43 @@ TESSERA_HOST_DEVICE void quad_transpose(TeamContext& ctx, const Args& a) {
 
 template <bool Grads>
 TESSERA_HOST_DEVICE void hex_forward(TeamContext& ctx, const Args& a) {
-  const int n1 = a.nd1, m1 = a.nq1;
+  const int n1 = a.nd1, m1 = a.nq1, nd = a.nd;
   auto B = ctx.shared_common<double>(n1 * m1);
   auto G = ctx.shared_common<double>(Grads ? n1 * m1 : 0);
   auto xq = ctx.shared_common<double>(m1);
-  auto u = ctx.shared_item<double>(a.nd);
+  auto idxs = ctx.shared_item<int>(a.chunk * nd);
+  auto ub = ctx.shared_item<double>(2 * nd);
   auto A = ctx.shared_item<double>(n1 * n1 * m1);
   auto Ag = ctx.shared_item<double>(Grads ? n1 * n1 * m1 : 0);
   auto C0 = ctx.shared_item<double>(n1 * m1 * m1);
   auto C1 = ctx.shared_item<double>(Grads ? n1 * m1 * m1 : 0);
   auto C2 = ctx.shared_item<double>(Grads ? n1 * m1 * m1 : 0);
-  auto Xe = ctx.shared_item<double>(needs_vertices(a) ? a.nv * a.sdim : 0);
+  auto Xs = ctx.shared_item<double>(needs_vertices(a) ? a.chunk * a.nv * a.sdim : 0);
   for (int i : ctx.block_threads(n1 * m1)) {
     B[i] = a.Bt[i];
     if (Grads) G[i] = a.Gt[i];
   }
   for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
-  const bool valid = ctx.valid();
-  const index_t e = ctx.item();
-  if (valid) load_vertices(ctx, a, Xe);
-  for (int c = 0; c < a.comps; ++c) {
-    if (valid)
-      for (int n : ctx.item_threads(a.nd)) u[n] = a.u[c * a.nn + a.idx[e * a.nd + n]];
+  const ItemElements it = item_elements(ctx, a);
+  load_item_maps(ctx, a, it, idxs, Xs);
+  // Steps (element k, component c), the same count for every item of the block (barriers).
+  const int steps = a.chunk * a.comps;
+  const auto issue = [&](int st) {
+    const int k = st / a.comps, c = st - k * a.comps;
+    if (k < it.count)
+      for (int n : ctx.item_threads(nd)) copy_async(&ub[(st & 1) * nd + n], &a.u[c * a.nn + idxs[k * nd + n]]);
+    async_commit();
+  };
+  issue(0);
+  for (int st = 0; st < steps; ++st) {
+    if (st + 1 < steps) issue(st + 1);
+    async_wait(st + 1 < steps);
     ctx.sync();
+    const int el = st / a.comps, c = st - el * a.comps;
+    const bool valid = el < it.count;
+    const index_t e = it.first + el;
+    const double* u = &ub[(st & 1) * nd];
+    const double* Xe = Xs.size() ? &Xs[el * a.nv * a.sdim] : nullptr;
     // x: A(k, j, qx) = sum_i B(qx, i) u(k, j, i)
     if (valid)
       for (int k : ctx.threads_z(n1))
@@ -399,7 +490,7 @@ TESSERA_HOST_DEVICE void hex_forward(TeamContext& ctx, const Args& a) {
               if (a.grads) {
                 const double xi[3] = {xq[qx], xq[qy], xq[qz]};
                 double Ji[3][3];
-                inverse_jacobian<3, true>(a, e, q, Xe.data(), xi, Ji);
+                inverse_jacobian<3, true>(a, e, q, Xe, xi, Ji);
 TESSERA_INTERP_UNROLL
                 for (int r = 0; r < 3; ++r) a.pg.p[a.pg.at(e, c, r, q)] = gx * Ji[0][r] + gy * Ji[1][r] + gz * Ji[2][r];
               }
@@ -517,8 +608,10 @@ TESSERA_HOST_DEVICE void simplex_forward(TeamContext& ctx, const Args& a) {
   constexpr int dim = Dim;
   auto Bs = ctx.shared_common<double>(a.tables_shared ? nd * nq : 0);
   auto Gs = ctx.shared_common<double>(a.tables_shared && Grads ? dim * nd * nq : 0);
-  auto u = ctx.shared_item<double>(a.comps * nd);
-  auto Xe = ctx.shared_item<double>(needs_vertices(a) ? a.nv * a.sdim : 0);
+  const int nu = a.comps * nd;
+  auto idxs = ctx.shared_item<int>(a.chunk * nd);
+  auto ub = ctx.shared_item<double>(2 * nu);
+  auto Xs = ctx.shared_item<double>(needs_vertices(a) ? a.chunk * a.nv * a.sdim : 0);
   if (a.tables_shared) {
     for (int i : ctx.block_threads(nd * nq)) Bs[i] = a.Bt[i];
     if (Grads)
@@ -526,19 +619,28 @@ TESSERA_HOST_DEVICE void simplex_forward(TeamContext& ctx, const Args& a) {
   }
   const double* B = a.tables_shared ? Bs.data() : a.Bt;
   const double* G = a.tables_shared ? Gs.data() : a.Gt;
-  const bool valid = ctx.valid();
-  const index_t e = ctx.item();
-  if (valid) {
-    for (int n : ctx.item_threads(nd)) {
-      const index_t gi = a.idx[e * nd + n];
-      for (int c = 0; c < a.comps; ++c) u[c * nd + n] = a.u[c * a.nn + gi];
-    }
-    load_vertices(ctx, a, Xe);
-  }
-  ctx.sync();
-  if (!valid) return;
+  const ItemElements it = item_elements(ctx, a);
+  load_item_maps(ctx, a, it, idxs, Xs);
+  // One step per element (all components), the same count for every item of the block.
+  const auto issue = [&](int st) {
+    if (st < it.count)
+      for (int n : ctx.item_threads(nd)) {
+        const index_t gi = idxs[st * nd + n];
+        for (int c = 0; c < a.comps; ++c) copy_async(&ub[(st & 1) * nu + c * nd + n], &a.u[c * a.nn + gi]);
+      }
+    async_commit();
+  };
+  issue(0);
+  for (int st = 0; st < a.chunk; ++st) {
+    if (st + 1 < a.chunk) issue(st + 1);
+    async_wait(st + 1 < a.chunk);
+    ctx.sync();
+    if (st < it.count) {
+    const index_t e = it.first + st;
+    const double* u = &ub[(st & 1) * nu];
+    const double* Xe = Xs.size() ? &Xs[st * a.nv * a.sdim] : nullptr;
   double Ji[3][3] = {};
-  if (Grads && a.grads && a.on_the_fly) inverse_jacobian<Dim, false>(a, e, 0, Xe.data(), nullptr, Ji);
+  if (Grads && a.grads && a.on_the_fly) inverse_jacobian<Dim, false>(a, e, 0, Xe, nullptr, Ji);
   for (int q : ctx.item_threads(nq)) {
     if (Grads && a.grads && !a.on_the_fly) inverse_jacobian<Dim, false>(a, e, q, nullptr, nullptr, Ji);
     for (int c0 = 0; c0 < a.comps; c0 += 3) {
@@ -577,6 +679,9 @@ TESSERA_INTERP_UNROLL
         }
       }
     }
+  }
+    }
+    ctx.sync();  // this step's buffer is refilled by the prefetch at the top of the next step
   }
 }
 

@@ -102,6 +102,9 @@ struct InterpolatorOptions {
   int elements_per_block = 0;
   /// Read the tuning cache (tuning.hpp) when elements_per_block is 0.
   bool use_tuning_cache = true;
+  /// Forward kernels: elements each group of threads processes one after the other, gathering
+  /// the next one's nodal values while computing the current one (0: 4).
+  int elements_per_item = 0;
   /// Triangles and tetrahedra: threads per element (0: max(nodes, points) up to 32; more
   /// points or nodes than threads loop). Fewer threads per element put more elements, and so
   /// more gathers, in flight per SM.
@@ -131,6 +134,7 @@ struct InterpolationKernel {
   QuadLayout layout = QuadLayout::ElementMajor;
   GeometrySource geometry = GeometrySource::OnTheFly;
   int threads_per_element = 0;  ///< simplices: InterpolatorOptions::threads_per_element
+  int elements_per_item = 1;    ///< forward kernels: elements processed one after the other
 
   /// Tuning-cache key, e.g. "interpolate/hexahedron/p3/q64/c1/values+gradients/element-major/on-the-fly".
   std::string key() const;
@@ -206,6 +210,7 @@ class Interpolator {
   int choose_epb(Eval what, bool transpose, std::string* source) const;
   void run(int epb, bool transpose, Eval what, const double* u, const QuadratureData& qd, double* e_out) const;
   void ensure_geometry() const;
+  int chunk() const { return opt_.elements_per_item > 0 ? opt_.elements_per_item : 4; }
   bool tables_in_shared(Eval what) const;
   std::size_t shared_bytes_parts(bool transpose, Eval what, std::size_t* common) const;
 
