@@ -306,7 +306,7 @@ int main(int argc, char** argv) {
     cmd->add_flag("--transpose", o.transpose, "Also time the transpose (integrate)");
     cmd->add_flag("--stored-geometry", o.stored_geometry, "Gradients from stored J^-1 instead of on the fly");
     cmd->add_flag("--component-major", o.component_major, "Component-major output layout");
-    cmd->add_option("--chunk", o.chunk, "Forward kernels: elements per thread group, one after the other (0: 8)")
+    cmd->add_option("--chunk", o.chunk, "Forward kernels: elements per thread group, one after the other (0: 512 / nodes, at most 8)")
         ->check(CLI::Range(0, 64))
         ->capture_default_str();
     cmd->add_option("--threads", o.threads, "Triangles/tetrahedra: threads per element (0: max(nodes, points) up to 32)")

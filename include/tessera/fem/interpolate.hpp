@@ -41,6 +41,7 @@
 /// exceeds the device's limit is reduced until it fits; when even one element per block does
 /// not fit, the call throws tessera::Error naming the sizes.
 
+#include <algorithm>
 #include <string>
 
 #include "tessera/core/array.hpp"
@@ -103,8 +104,9 @@ struct InterpolatorOptions {
   /// Read the tuning cache (tuning.hpp) when elements_per_block is 0.
   bool use_tuning_cache = true;
   /// Forward kernels: elements each group of threads processes one after the other, gathering
-  /// the next one's nodal values while computing the current one (0: 8, the fastest of 1, 4, 8
-  /// measured on the H200).
+  /// the next one's nodal values while computing the current one (0: 512 / nodes per element,
+  /// clamped to 1..8; 8 was the fastest of 1, 4, 8 on the H200 up to p = 3, and 8 slowed
+  /// hexahedra of p = 8 from 23% to 15% of the copy bandwidth).
   int elements_per_item = 0;
   /// Triangles and tetrahedra: threads per element (0: max(nodes, points) up to 32; more
   /// points or nodes than threads loop). Fewer threads per element put more elements, and so
@@ -211,7 +213,12 @@ class Interpolator {
   int choose_epb(Eval what, bool transpose, std::string* source) const;
   void run(int epb, bool transpose, Eval what, const double* u, const QuadratureData& qd, double* e_out) const;
   void ensure_geometry() const;
-  int chunk() const { return opt_.elements_per_item > 0 ? opt_.elements_per_item : 8; }
+  /// Elements per item of the forward kernels: the option, else 512 / nodes per element in
+  /// 1..8 (8 up to p = 3 hexahedra; large elements keep their index maps in shared memory small).
+  int chunk() const {
+    if (opt_.elements_per_item > 0) return opt_.elements_per_item;
+    return nd_ >= 512 ? 1 : std::min(8, 512 / nd_);
+  }
   bool tables_in_shared(Eval what) const;
   std::size_t shared_bytes_parts(bool transpose, Eval what, std::size_t* common) const;
 
