@@ -230,27 +230,27 @@ TESSERA_HOST_DEVICE inline void load_item_maps(TeamContext& ctx, const Args& a, 
   ctx.sync();
 }
 
-// ------------------------------------------------------------------ quadrilaterals
 
-template <bool Grads>
-TESSERA_HOST_DEVICE void quad_forward(TeamContext& ctx, const Args& a) {
-  const int n1 = a.nd1, m1 = a.nq1, nd = a.nd;
-  auto B = ctx.shared_common<double>(n1 * m1);
-  auto G = ctx.shared_common<double>(Grads ? n1 * m1 : 0);
-  auto xq = ctx.shared_common<double>(m1);
-  auto idxs = ctx.shared_item<int>(a.chunk * nd);
-  auto ub = ctx.shared_item<double>(2 * nd);
-  auto A = ctx.shared_item<double>(n1 * m1);
-  auto Ag = ctx.shared_item<double>(Grads ? n1 * m1 : 0);
-  auto Xs = ctx.shared_item<double>(needs_vertices(a) ? a.chunk * a.nv * a.sdim : 0);
-  for (int i : ctx.block_threads(n1 * m1)) {
+/// Copies a tensor kernel's 1-D tables (G only when it has room) and 1-D points to the block's
+/// shared buffers.
+TESSERA_HOST_DEVICE inline void load_tensor_tables(TeamContext& ctx, const Args& a, View<double, 1> B,
+                                                   View<double, 1> G, View<double, 1> xq) {
+  for (int i : ctx.block_threads(a.nd1 * a.nq1)) {
     B[i] = a.Bt[i];
-    if (Grads) G[i] = a.Gt[i];
+    if (G.size() > 0) G[i] = a.Gt[i];
   }
-  for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
+  for (int i : ctx.block_threads(a.nq1)) xq[i] = a.x1d[i];
+}
+
+/// The forward tensor kernels' walk over the item's (element, component) steps, the same
+/// count for every item of the block (the steps contain barriers): the nodal values of step
+/// st + 1 are copied into the other half of `ub` while step(valid, e, c, u, Xe) runs on step st.
+template <class Step>
+TESSERA_HOST_DEVICE void pipelined_steps(TeamContext& ctx, const Args& a, View<int, 1> idxs, View<double, 1> ub,
+                                         View<double, 1> Xs, const Step& step) {
+  const int nd = a.nd;
   const ItemElements it = item_elements(ctx, a);
   load_item_maps(ctx, a, it, idxs, Xs);
-  // Steps (element k, component c), the same count for every item of the block (barriers).
   const int steps = a.chunk * a.comps;
   const auto issue = [&](int st) {
     const int k = st / a.comps, c = st - k * a.comps;
@@ -264,10 +264,25 @@ TESSERA_HOST_DEVICE void quad_forward(TeamContext& ctx, const Args& a) {
     async_wait(st + 1 < steps);
     ctx.sync();
     const int el = st / a.comps, c = st - el * a.comps;
-    const bool valid = el < it.count;
-    const index_t e = it.first + el;
-    const double* u = &ub[(st & 1) * nd];
-    const double* Xe = Xs.size() ? &Xs[el * a.nv * a.sdim] : nullptr;
+    step(el < it.count, it.first + el, c, &ub[(st & 1) * nd], Xs.size() ? &Xs[el * a.nv * a.sdim] : nullptr);
+  }
+}
+
+// ------------------------------------------------------------------ quadrilaterals
+
+template <bool Grads>
+TESSERA_HOST_DEVICE void quad_forward(TeamContext& ctx, const Args& a) {
+  const int n1 = a.nd1, m1 = a.nq1, nd = a.nd;
+  auto B = ctx.shared_common<double>(n1 * m1);
+  auto G = ctx.shared_common<double>(Grads ? n1 * m1 : 0);
+  auto xq = ctx.shared_common<double>(m1);
+  auto idxs = ctx.shared_item<int>(a.chunk * nd);
+  auto ub = ctx.shared_item<double>(2 * nd);
+  auto A = ctx.shared_item<double>(n1 * m1);
+  auto Ag = ctx.shared_item<double>(Grads ? n1 * m1 : 0);
+  auto Xs = ctx.shared_item<double>(needs_vertices(a) ? a.chunk * a.nv * a.sdim : 0);
+  load_tensor_tables(ctx, a, B, G, xq);
+  pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
     if (valid)
       for (int j : ctx.threads_y(n1))
         for (int qx : ctx.threads_x(m1)) {
@@ -312,7 +327,7 @@ TESSERA_INTERP_UNROLL
             }
           }
         }
-  }
+  });
 }
 
 template <bool Grads>
@@ -327,11 +342,7 @@ TESSERA_HOST_DEVICE void quad_transpose(TeamContext& ctx, const Args& a) {
   auto T0 = ctx.shared_item<double>(n1 * m1);
   auto T1 = ctx.shared_item<double>(Grads ? n1 * m1 : 0);
   auto Xe = ctx.shared_item<double>(needs_vertices(a) ? a.nv * a.sdim : 0);
-  for (int i : ctx.block_threads(n1 * m1)) {
-    B[i] = a.Bt[i];
-    if (Grads) G[i] = a.Gt[i];
-  }
-  for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
+  load_tensor_tables(ctx, a, B, G, xq);
   const bool valid = ctx.valid();
   const index_t e = ctx.item();
   if (valid) load_vertices(ctx, a, Xe);
@@ -397,31 +408,8 @@ TESSERA_HOST_DEVICE void hex_forward(TeamContext& ctx, const Args& a) {
   auto C1 = ctx.shared_item<double>(Grads ? n1 * m1 * m1 : 0);
   auto C2 = ctx.shared_item<double>(Grads ? n1 * m1 * m1 : 0);
   auto Xs = ctx.shared_item<double>(needs_vertices(a) ? a.chunk * a.nv * a.sdim : 0);
-  for (int i : ctx.block_threads(n1 * m1)) {
-    B[i] = a.Bt[i];
-    if (Grads) G[i] = a.Gt[i];
-  }
-  for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
-  const ItemElements it = item_elements(ctx, a);
-  load_item_maps(ctx, a, it, idxs, Xs);
-  // Steps (element k, component c), the same count for every item of the block (barriers).
-  const int steps = a.chunk * a.comps;
-  const auto issue = [&](int st) {
-    const int k = st / a.comps, c = st - k * a.comps;
-    if (k < it.count)
-      for (int n : ctx.item_threads(nd)) copy_async(&ub[(st & 1) * nd + n], &a.u[c * a.nn + idxs[k * nd + n]]);
-    async_commit();
-  };
-  issue(0);
-  for (int st = 0; st < steps; ++st) {
-    if (st + 1 < steps) issue(st + 1);
-    async_wait(st + 1 < steps);
-    ctx.sync();
-    const int el = st / a.comps, c = st - el * a.comps;
-    const bool valid = el < it.count;
-    const index_t e = it.first + el;
-    const double* u = &ub[(st & 1) * nd];
-    const double* Xe = Xs.size() ? &Xs[el * a.nv * a.sdim] : nullptr;
+  load_tensor_tables(ctx, a, B, G, xq);
+  pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
     // x: A(k, j, qx) = sum_i B(qx, i) u(k, j, i)
     if (valid)
       for (int k : ctx.threads_z(n1))
@@ -496,7 +484,7 @@ TESSERA_INTERP_UNROLL
               }
             }
           }
-  }
+  });
 }
 
 template <bool Grads>
@@ -515,11 +503,7 @@ TESSERA_HOST_DEVICE void hex_transpose(TeamContext& ctx, const Args& a) {
   auto S0 = ctx.shared_item<double>(n1 * n1 * m1);
   auto S1 = ctx.shared_item<double>(Grads ? n1 * n1 * m1 : 0);
   auto Xe = ctx.shared_item<double>(needs_vertices(a) ? a.nv * a.sdim : 0);
-  for (int i : ctx.block_threads(n1 * m1)) {
-    B[i] = a.Bt[i];
-    if (Grads) G[i] = a.Gt[i];
-  }
-  for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
+  load_tensor_tables(ctx, a, B, G, xq);
   const bool valid = ctx.valid();
   const index_t e = ctx.item();
   if (valid) load_vertices(ctx, a, Xe);

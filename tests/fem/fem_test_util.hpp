@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <exception>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "tessera/core/error.hpp"
 
@@ -20,6 +22,15 @@ std::string error_message(F&& f) {
     return std::string("(not a tessera::Error) ") + e.what();
   }
   return "(nothing thrown)";
+}
+
+/// n uniform random values in [-1, 1) from `seed` (the same on every platform).
+inline std::vector<double> random_vector(std::size_t n, unsigned seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> v(n);
+  for (auto& x : v) x = u(g);
+  return v;
 }
 
 }  // namespace tessera::fem::test

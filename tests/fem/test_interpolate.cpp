@@ -104,13 +104,7 @@ std::vector<double> nodal_values(const H1Space& space, Geometry g, const Poly& f
   return u;
 }
 
-std::vector<double> random_vector(std::size_t n, unsigned seed) {
-  std::mt19937_64 g(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> v(n);
-  for (auto& x : v) x = u(g);
-  return v;
-}
+using tessera::fem::test::random_vector;
 
 /// Host copy of an array at quadrature points as a function (e, c, d, q) for either layout.
 struct HostPoints {

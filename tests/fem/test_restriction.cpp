@@ -18,13 +18,7 @@ namespace {
 const char* specs[] = {"box:tri:4x3:perturb=0.2", "box:quad:3x4:perturb=0.2", "box:tet:3x2x2:perturb=0.2",
                        "box:hex:2x3x2:perturb=0.2"};
 
-std::vector<double> random_vector(std::size_t n, unsigned seed) {
-  std::mt19937_64 g(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> v(n);
-  for (auto& x : v) x = u(g);
-  return v;
-}
+using tessera::fem::test::random_vector;
 
 
 }  // namespace
