@@ -1,0 +1,220 @@
+// Matrix-free mass and diffusion operators, Jacobi-preconditioned CG, Dirichlet elimination
+// (compiled by nvcc in CUDA builds).
+#include "tessera/fem/operator.hpp"
+
+#include <cmath>
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/forall.hpp"
+#include "tessera/core/reduce.hpp"
+#include "tessera/fem/basis.hpp"
+
+namespace tessera::fem {
+
+const char* name(OperatorKind k) { return k == OperatorKind::Mass ? "mass" : "diffusion"; }
+
+namespace operator_detail {
+
+/// Point-wise part of the operator on the data at quadrature points (element-major layout).
+void pointwise(const Exec& exec, OperatorKind kind, const GeometricFactors& gf, int comps, QuadratureData& qd) {
+  const index_t ne = gf.num_elements;
+  const int nq = gf.num_points, dim = gf.dim;
+  if (kind == OperatorKind::Mass) {
+    auto v = qd.values.view();
+    auto w = gf.wdetJ.cview();
+    forall("fem/operator_mass_qf", exec, Bounds<3>{ne, comps, nq},
+           TESSERA_LAMBDA(index_t e, index_t c, index_t q) { v(e, c, 0, q) *= w(e, q); });
+    return;
+  }
+  auto g = qd.reference_gradients.view();
+  auto D = gf.D.cview();
+  forall("fem/operator_diffusion_qf", exec, Bounds<3>{ne, comps, nq}, TESSERA_LAMBDA(index_t e, index_t c, index_t q) {
+    double in[3] = {0, 0, 0}, out[3] = {0, 0, 0};
+    for (int a = 0; a < dim; ++a) in[a] = g(e, c, a, q);
+    for (int a = 0; a < dim; ++a)
+      for (int b = 0; b < dim; ++b) out[a] += D(e, packed_symmetric_index(dim, a, b), q) * in[b];
+    for (int a = 0; a < dim; ++a) g(e, c, a, q) = out[a];
+  });
+}
+
+/// Element diagonals: d(e, c, i) = sum_q factor * (phi_i)^2 or grad phi_i . D grad phi_i.
+void element_diagonal(const Exec& exec, OperatorKind kind, const GeometricFactors& gf, const Array<double, 2>& Bt,
+                      const Array<double, 3>& Gt, View<double, 3> d) {
+  const int nq = gf.num_points, dim = gf.dim, comps = static_cast<int>(d.extent(1)), nd = static_cast<int>(d.extent(2));
+  const auto B = Bt.cview();
+  const auto G = Gt.cview();
+  const bool mass = kind == OperatorKind::Mass;
+  const auto w = gf.wdetJ.cview();
+  const auto D = gf.D.cview();
+  forall("fem/operator_diagonal", exec, Bounds<2>{gf.num_elements, nd}, TESSERA_LAMBDA(index_t e, index_t i) {
+    double s = 0;
+    for (int q = 0; q < nq; ++q) {
+      if (mass) {
+        s += w(e, q) * B(q, i) * B(q, i);
+      } else {
+        for (int a = 0; a < dim; ++a)
+          for (int b = 0; b < dim; ++b) s += G(q, i, a) * D(e, packed_symmetric_index(dim, a, b), q) * G(q, i, b);
+      }
+    }
+    for (int c = 0; c < comps; ++c) d(e, c, i) = s;
+  });
+}
+
+void fill(const Exec& exec, View<double, 1> y, double v) {
+  forall("fem/fill", exec, y.size(), TESSERA_LAMBDA(index_t i) { y(i) = v; });
+}
+
+}  // namespace operator_detail
+
+namespace od = operator_detail;
+
+H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, int degree)
+    : kind_(kind), exec_(exec), n_(space.num_dofs()) {
+  const Mesh& mesh = space.mesh();
+  const int p = space.order();
+  degree_ = degree < 0 ? 2 * p + 3 : degree;
+  TESSERA_REQUIRE(degree_ >= 2 * p, "fem::H1Operator (", name(kind), "): a quadrature of degree ", degree_,
+                  " does not integrate the order-", p, " mass matrix exactly (degree >= 2p = ", 2 * p, " needed)");
+  InterpolatorOptions io;
+  io.use_tuning_cache = true;
+  for (Geometry g : {Geometry::Triangle, Geometry::Quadrilateral, Geometry::Tetrahedron, Geometry::Hexahedron}) {
+    if (mesh.num_elements(g) == 0 || fem::dim(g) != mesh.dim()) continue;
+    const QuadratureRule rule = quadrature(g, degree_);
+    Interpolator interp(space, g, rule, exec, io);
+    GeometricFactors gf = geometric_factors(
+        mesh, g, rule, exec, kind == OperatorKind::Mass ? GeometricFactorFlags::WDetJ : GeometricFactorFlags::D);
+    const BasisTables t = tabulate(H1Basis(g, p), rule);
+    const Eval what = kind == OperatorKind::Mass ? Eval::Values : Eval::ReferenceGradients;
+    QuadratureData qd = interp.allocate(what);
+    parts_.push_back(Part{std::move(interp), std::move(gf), exec.on_device() ? t.B.to_device() : t.B,
+                          exec.on_device() ? t.G.to_device() : t.G, std::move(qd)});
+  }
+  TESSERA_REQUIRE(!parts_.empty(), "fem::H1Operator: the mesh has no triangles, quadrilaterals, tetrahedra or "
+                                   "hexahedra of its dimension");
+}
+
+void H1Operator::apply(View<const double, 1> x, View<double, 1> y) const {
+  TESSERA_REQUIRE(x.size() == n_ && y.size() == n_, "fem::H1Operator::apply: vectors of ", x.size(), " and ",
+                  y.size(), " entries, expected ", n_);
+  od::fill(exec_, y, 0.0);
+  const Eval what = kind_ == OperatorKind::Mass ? Eval::Values : Eval::ReferenceGradients;
+  for (const Part& part : parts_) {
+    part.interp.interpolate(x, what, part.qd);
+    od::pointwise(exec_, kind_, part.gf, part.interp.components(), part.qd);
+    part.interp.integrate_add(part.qd, what, y);
+  }
+}
+
+Array<double, 1> H1Operator::diagonal() const {
+  Array<double, 1> d("operator_diagonal", {n_}, exec_.space());
+  for (const Part& part : parts_) {
+    const auto& r = part.interp.restriction();
+    Array<double, 3> de("operator_diagonal_e", {r.num_elements(), r.components(), r.nodes_per_element()},
+                        exec_.space());
+    od::element_diagonal(exec_, kind_, part.gf, part.B, part.G, de.view());
+    r.scatter_add(de.cview(), d.view());
+  }
+  return d;
+}
+
+// ------------------------------------------------------------------ CG
+
+CgResult cg(const std::function<void(View<const double, 1>, View<double, 1>)>& apply, View<const double, 1> inv_diag,
+            View<const double, 1> b, View<double, 1> x, const Exec& exec, const CgOptions& opt) {
+  const index_t n = b.size();
+  TESSERA_REQUIRE(x.size() == n && inv_diag.size() == n, "cg: vectors of different sizes (b ", n, ", x ", x.size(),
+                  ", inverse diagonal ", inv_diag.size(), ")");
+  Array<double, 1> r("cg_r", {n}, exec.space()), z("cg_z", {n}, exec.space()), p("cg_p", {n}, exec.space()),
+      Ap("cg_Ap", {n}, exec.space());
+  auto rv = r.view(), zv = z.view(), pv = p.view(), Apv = Ap.view();
+  apply(x, Apv);
+  forall("fem/cg_init", exec, n, TESSERA_LAMBDA(index_t i) {
+    rv(i) = b(i) - Apv(i);
+    zv(i) = inv_diag(i) * rv(i);
+    pv(i) = zv(i);
+  });
+  const double bnorm2 = transform_reduce(
+      "fem/cg_bnorm", exec, n, 0.0, TESSERA_LAMBDA(index_t i) { return b(i) * inv_diag(i) * b(i); },
+      TESSERA_LAMBDA(double s, double t) { return s + t; });
+  double rz = dot(exec, r.cview(), z.cview());
+  CgResult res;
+  const double bnorm = std::sqrt(bnorm2);
+  if (bnorm == 0) {
+    forall("fem/cg_zero", exec, n, TESSERA_LAMBDA(index_t i) { x(i) = 0; });
+    res.converged = true;
+    return res;
+  }
+  res.rel_residual = std::sqrt(std::max(rz, 0.0)) / bnorm;
+  for (int it = 0; it < opt.max_iters && res.rel_residual > opt.rel_tol; ++it) {
+    apply(p.cview(), Apv);
+    const double pAp = dot(exec, p.cview(), Ap.cview());
+    TESSERA_REQUIRE(pAp > 0, "cg: p^T A p = ", pAp, " <= 0 at iteration ", it + 1,
+                    ": the operator is not symmetric positive definite");
+    const double alpha = rz / pAp;
+    // x += alpha p; r -= alpha A p; z = M^-1 r, fused, with r^T z reduced in the same pass.
+    const double rz_new = transform_reduce(
+        "fem/cg_update", exec, n, 0.0,
+        TESSERA_LAMBDA(index_t i) {
+          x(i) += alpha * pv(i);
+          const double ri = rv(i) - alpha * Apv(i);
+          rv(i) = ri;
+          const double zi = inv_diag(i) * ri;
+          zv(i) = zi;
+          return ri * zi;
+        },
+        TESSERA_LAMBDA(double s, double t) { return s + t; });
+    const double beta = rz_new / rz;
+    rz = rz_new;
+    forall("fem/cg_direction", exec, n, TESSERA_LAMBDA(index_t i) { pv(i) = zv(i) + beta * pv(i); });
+    res.iterations = it + 1;
+    res.rel_residual = std::sqrt(std::max(rz, 0.0)) / bnorm;
+    if (opt.monitor) opt.monitor(res.iterations, res.rel_residual);
+  }
+  res.converged = res.rel_residual <= opt.rel_tol;
+  return res;
+}
+
+// ------------------------------------------------------------------ Dirichlet elimination
+
+Constrained::Constrained(const H1Operator& A, const std::vector<index_t>& dofs)
+    : A_(&A),
+      dofs_(Array<index_t, 1>::from("constrained_dofs", std::span<const index_t>(dofs), A.exec().space())),
+      tmp_("constrained_tmp", {A.size()}, A.exec().space()) {
+  for (index_t d : dofs)
+    TESSERA_REQUIRE(d >= 0 && d < A.size(), "fem::Constrained: dof ", d, " is outside 0..", A.size() - 1);
+}
+
+void Constrained::apply(View<const double, 1> x, View<double, 1> y) const {
+  const Exec& exec = A_->exec();
+  auto t = tmp_.view();
+  auto c = dofs_.cview();
+  forall("fem/constrained_copy", exec, x.size(), TESSERA_LAMBDA(index_t i) { t(i) = x(i); });
+  forall("fem/constrained_zero", exec, c.size(), TESSERA_LAMBDA(index_t k) { t(c(k)) = 0; });
+  A_->apply(tmp_.cview(), y);
+  forall("fem/constrained_identity", exec, c.size(), TESSERA_LAMBDA(index_t k) { y(c(k)) = x(c(k)); });
+}
+
+void Constrained::eliminate_rhs(View<const double, 1> b, View<const double, 1> x_bc, View<double, 1> out) const {
+  const Exec& exec = A_->exec();
+  auto t = tmp_.view();
+  auto c = dofs_.cview();
+  // t = x_bc on the constrained entries, 0 elsewhere; out = b - A t; out_c = x_bc_c.
+  forall("fem/constrained_zero_all", exec, t.size(), TESSERA_LAMBDA(index_t i) { t(i) = 0; });
+  forall("fem/constrained_bc", exec, c.size(), TESSERA_LAMBDA(index_t k) { t(c(k)) = x_bc(c(k)); });
+  Array<double, 1> At("constrained_At", {A_->size()}, exec.space());
+  A_->apply(tmp_.cview(), At.view());
+  auto a = At.cview();
+  forall("fem/constrained_rhs", exec, b.size(), TESSERA_LAMBDA(index_t i) { out(i) = b(i) - a(i); });
+  forall("fem/constrained_rhs_bc", exec, c.size(), TESSERA_LAMBDA(index_t k) { out(c(k)) = x_bc(c(k)); });
+}
+
+Array<double, 1> Constrained::inverse_diagonal() const {
+  Array<double, 1> d = A_->diagonal();
+  auto dv = d.view();
+  auto c = dofs_.cview();
+  forall("fem/inverse_diagonal", A_->exec(), d.size(), TESSERA_LAMBDA(index_t i) { dv(i) = 1.0 / dv(i); });
+  forall("fem/constrained_diag_one", A_->exec(), c.size(), TESSERA_LAMBDA(index_t k) { dv(c(k)) = 1.0; });
+  return d;
+}
+
+}  // namespace tessera::fem

@@ -1,0 +1,243 @@
+// Matrix-free mass and diffusion operators, their diagonals, CG with Dirichlet elimination.
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "fem_test_util.hpp"
+#include "test_backends.hpp"
+#include "tessera/fem/basis.hpp"
+#include "tessera/fem/operator.hpp"
+
+using namespace tessera;
+using namespace tessera::fem;
+using tessera::fem::test::random_vector;
+
+namespace {
+
+const char* kSpecs[] = {"box:tri:3x2:perturb=0.2", "box:quad:3x2:perturb=0.2", "box:tet:2x2x1:perturb=0.2",
+                        "box:hex:2x2x1:perturb=0.2"};
+
+/// (J^-1)(c, r) of a dim x dim Jacobian (J(r, c) = d x_r / d xi_c) and |det J|.
+double inverse(int dim, const std::array<std::array<double, 3>, 3>& J, double Ji[3][3]) {
+  if (dim == 2) {
+    const double det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
+    Ji[0][0] = J[1][1] / det;
+    Ji[0][1] = -J[0][1] / det;
+    Ji[1][0] = -J[1][0] / det;
+    Ji[1][1] = J[0][0] / det;
+    return std::abs(det);
+  }
+  const double det = J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) -
+                     J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
+                     J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      // cofactor of (j, i), divided by det
+      const int r0 = (j + 1) % 3, r1 = (j + 2) % 3, c0 = (i + 1) % 3, c1 = (i + 2) % 3;
+      Ji[i][j] = (J[r0][c0] * J[r1][c1] - J[r0][c1] * J[r1][c0]) / det;
+    }
+  return std::abs(det);
+}
+
+/// y = K x with K assembled element by element on the host by quadrature (independent of the
+/// kernels: mesh Jacobians, H1Basis tables, dense element matrices).
+std::vector<double> assembled_apply(const H1Space& space, OperatorKind kind, int degree, const std::vector<double>& x,
+                                    std::vector<double>* diag = nullptr) {
+  const Mesh& mesh = space.mesh();
+  std::vector<double> y(x.size(), 0.0);
+  if (diag) diag->assign(x.size(), 0.0);
+  for (Geometry g : {Geometry::Triangle, Geometry::Quadrilateral, Geometry::Tetrahedron, Geometry::Hexahedron}) {
+    if (mesh.num_elements(g) == 0) continue;
+    const int dim = fem::dim(g);
+    const QuadratureRule rule = quadrature(g, degree);
+    const H1Basis basis(g, space.order());
+    const BasisTables t = tabulate(basis, rule);
+    const int nd = int(basis.size());
+    for (index_t e : mesh.elements_of(g)) {
+      std::vector<double> K(std::size_t(nd * nd), 0.0);
+      for (int q = 0; q < rule.size(); ++q) {
+        double xi[3] = {0, 0, 0};
+        for (int d = 0; d < dim; ++d) xi[d] = rule.points(q, d);
+        double Ji[3][3];
+        const double w = rule.weights(q) * inverse(dim, mesh.jacobian(e, std::span<const double>(xi, std::size_t(dim))), Ji);
+        std::vector<double> gp(std::size_t(nd * dim), 0.0);
+        for (int i = 0; i < nd; ++i)
+          for (int r = 0; r < dim; ++r)
+            for (int c = 0; c < dim; ++c) gp[std::size_t(i * dim + r)] += t.G(q, i, c) * Ji[c][r];
+        for (int i = 0; i < nd; ++i)
+          for (int j = 0; j < nd; ++j) {
+            double v = 0;
+            if (kind == OperatorKind::Mass) v = t.B(q, i) * t.B(q, j);
+            else
+              for (int r = 0; r < dim; ++r) v += gp[std::size_t(i * dim + r)] * gp[std::size_t(j * dim + r)];
+            K[std::size_t(i * nd + j)] += w * v;
+          }
+      }
+      const auto nodes = space.element_nodes(e);
+      for (int c = 0; c < space.components(); ++c)
+        for (int i = 0; i < nd; ++i) {
+          const auto di = std::size_t(space.dof(c, nodes[std::size_t(i)]));
+          for (int j = 0; j < nd; ++j)
+            y[di] += K[std::size_t(i * nd + j)] * x[std::size_t(space.dof(c, nodes[std::size_t(j)]))];
+          if (diag) (*diag)[di] += K[std::size_t(i * nd + i)];
+        }
+    }
+  }
+  return y;
+}
+
+std::vector<double> to_vector(const Array<double, 1>& a) {
+  const auto h = a.to_host();
+  return std::vector<double>(h.data(), h.data() + h.size());
+}
+
+double max_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v) m = std::max(m, std::abs(x));
+  return m;
+}
+
+}  // namespace
+
+class OperatorTest : public tessera::test::BackendTest {};
+TESSERA_INSTANTIATE_BACKENDS(OperatorTest);
+
+TEST_P(OperatorTest, EqualsAssembledMatricesAndDiagonals) {
+  for (const char* spec : kSpecs)
+    for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion})
+      for (int p : {1, 2, 4})
+        for (int comps : {1, 2}) {
+          SCOPED_TRACE(std::string(spec) + " " + name(kind) + " p=" + std::to_string(p) + " c=" + std::to_string(comps));
+          const Mesh mesh = generate_mesh(spec);
+          const H1Space space(mesh, p, comps);
+          const int degree = p == 2 ? 2 * p : 2 * p + 3;  // the minimum and the default
+          const H1Operator A(space, kind, exec(), degree);
+          const auto xh = random_vector(std::size_t(space.num_dofs()), 3);
+          auto x = Array<double, 1>::from("x", std::span<const double>(xh), exec().space());
+          Array<double, 1> y("y", {space.num_dofs()}, exec().space());
+          y.fill(std::nan(""));
+          A.apply(x.cview(), y.view());
+          std::vector<double> dref;
+          const auto ref = assembled_apply(space, kind, degree, xh, &dref);
+          const auto got = to_vector(y);
+          // Same sums in another order: roundoff ~1e-15 of the largest entry; 1e-12 allows for
+          // the conditioning of the element matrices at p = 4.
+          const double tol = 1e-12 * std::max(1.0, max_abs(ref)) * 10;
+          for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(got[i], ref[i], tol) << "row " << i;
+          const auto d = to_vector(A.diagonal());
+          for (std::size_t i = 0; i < d.size(); ++i)
+            ASSERT_NEAR(d[i], dref[i], 1e-12 * std::max(1.0, max_abs(dref)) * 10) << "diagonal " << i;
+        }
+}
+
+TEST_P(OperatorTest, IsSymmetric) {
+  for (const char* spec : kSpecs) {
+    const Mesh mesh = generate_mesh(spec);
+    const H1Space space(mesh, 3, 1);
+    const H1Operator A(space, OperatorKind::Diffusion, exec());
+    const auto xh = random_vector(std::size_t(space.num_dofs()), 5), zh = random_vector(std::size_t(space.num_dofs()), 6);
+    auto x = Array<double, 1>::from("x", std::span<const double>(xh), exec().space());
+    auto z = Array<double, 1>::from("z", std::span<const double>(zh), exec().space());
+    Array<double, 1> Ax("Ax", {space.num_dofs()}, exec().space()), Az("Az", {space.num_dofs()}, exec().space());
+    A.apply(x.cview(), Ax.view());
+    A.apply(z.cview(), Az.view());
+    const double a = dot(exec(), Ax.cview(), z.cview()), b = dot(exec(), x.cview(), Az.cview());
+    EXPECT_NEAR(a, b, 1e-12 * std::max(1.0, std::abs(a))) << spec;
+  }
+}
+
+TEST_P(OperatorTest, RejectsTooSmallQuadrature) {
+  const Mesh mesh = generate_mesh("box:quad:2x2");
+  const H1Space space(mesh, 3, 1);
+  EXPECT_ERROR_MENTIONS(H1Operator(space, OperatorKind::Mass, exec(), 5), "degree 5", "2p = 6");
+}
+
+namespace {
+
+/// L2 error of the discrete solution against u on the host (rule of degree 2p + 4).
+double l2_error(const H1Space& space, const std::vector<double>& uh, double (*u)(const std::array<double, 3>&)) {
+  const Mesh& mesh = space.mesh();
+  double err = 0;
+  for (Geometry g : {Geometry::Triangle, Geometry::Quadrilateral, Geometry::Tetrahedron, Geometry::Hexahedron}) {
+    if (mesh.num_elements(g) == 0) continue;
+    const int dim = fem::dim(g);
+    const QuadratureRule rule = quadrature(g, 2 * space.order() + 4);
+    const BasisTables t = tabulate(H1Basis(g, space.order()), rule);
+    for (index_t e : mesh.elements_of(g)) {
+      const auto nodes = space.element_nodes(e);
+      for (int q = 0; q < rule.size(); ++q) {
+        double xi[3] = {0, 0, 0};
+        for (int d = 0; d < dim; ++d) xi[d] = rule.points(q, d);
+        const auto x = mesh.map(e, std::span<const double>(xi, std::size_t(dim)));
+        double v = 0;
+        for (std::size_t i = 0; i < nodes.size(); ++i) v += t.B(q, int(i)) * uh[std::size_t(nodes[i])];
+        const double diff = v - u(x);
+        err += rule.weights(q) * mesh.det_jacobian(e, std::span<const double>(xi, std::size_t(dim))) * diff * diff;
+      }
+    }
+  }
+  return std::sqrt(err);
+}
+
+double exact2(const std::array<double, 3>& x) { return std::sin(std::numbers::pi * x[0]) * std::sin(std::numbers::pi * x[1]); }
+double exact3(const std::array<double, 3>& x) { return exact2(x) * std::sin(std::numbers::pi * x[2]); }
+
+/// Solves -lap u = f (u = product of sines, Dirichlet data from u) and returns the L2 error.
+double poisson_error(const Exec& exec, const Mesh& mesh, int p) {
+  const H1Space space(mesh, p, 1);
+  const int dim = mesh.dim();
+  const auto u = dim == 2 ? exact2 : exact3;
+  // Nodal values of u and f = dim pi^2 u.
+  std::vector<double> un(std::size_t(space.num_nodes()), 0.0);
+  for (Geometry g : {Geometry::Triangle, Geometry::Quadrilateral, Geometry::Tetrahedron, Geometry::Hexahedron}) {
+    if (mesh.num_elements(g) == 0) continue;
+    const H1Basis basis(g, p);
+    for (index_t e : mesh.elements_of(g)) {
+      const auto nodes = space.element_nodes(e);
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        double xi[3] = {0, 0, 0};
+        for (int d = 0; d < basis.dim(); ++d) xi[d] = basis.nodes()(int(i), d);
+        un[std::size_t(nodes[i])] = u(mesh.map(e, std::span<const double>(xi, std::size_t(basis.dim()))));
+      }
+    }
+  }
+  std::vector<double> fn(un);
+  for (double& v : fn) v *= dim * std::numbers::pi * std::numbers::pi;
+  const H1Operator M(space, OperatorKind::Mass, exec), K(space, OperatorKind::Diffusion, exec);
+  auto f = Array<double, 1>::from("f", std::span<const double>(fn), exec.space());
+  auto ubc = Array<double, 1>::from("ubc", std::span<const double>(un), exec.space());
+  Array<double, 1> b("b", {space.num_dofs()}, exec.space()), rhs("rhs", {space.num_dofs()}, exec.space());
+  M.apply(f.cview(), b.view());
+  const Constrained C(K, space.exterior_nodes());
+  C.eliminate_rhs(b.cview(), ubc.cview(), rhs.view());
+  Array<double, 1> x = ubc.clone(exec.space());
+  const auto inv = C.inverse_diagonal();
+  CgOptions opt;
+  opt.rel_tol = 1e-12;
+  opt.max_iters = 5000;
+  const CgResult r = cg([&](View<const double, 1> a, View<double, 1> y) { C.apply(a, y); }, inv.cview(), rhs.cview(),
+                        x.view(), exec, opt);
+  EXPECT_TRUE(r.converged) << r.iterations << " iterations, residual " << r.rel_residual;
+  return l2_error(space, to_vector(x), u);
+}
+
+}  // namespace
+
+TEST_P(OperatorTest, CgSolvesPoissonWithOptimalL2Rates) {
+  // Nested meshes (uniform refinement of a perturbed box); the observed L2 rate between the
+  // last two levels must be within 0.2 of p + 1 (the criterion; p = 1..3 here to keep
+  // the CPU run short).
+  const char* bases[] = {"box:tri:2x2:perturb=0.2", "box:quad:2x2:perturb=0.2", "box:tet:1x1x1", "box:hex:1x1x1"};
+  for (const char* base : bases)
+    for (int p = 1; p <= 3; ++p) {
+      SCOPED_TRACE(std::string(base) + " p=" + std::to_string(p));
+      const bool three_d = std::string(base).find("tet") != std::string::npos ||
+                           std::string(base).find("hex") != std::string::npos;
+      const int fine = three_d ? (p == 1 ? 4 : 2) : (p == 1 ? 4 : 3);  // linear tets: 8 -> 16 cells per side
+      const double e0 = poisson_error(exec(), generate_mesh(std::string(base) + ":refine=" + std::to_string(fine - 1)), p);
+      const double e1 = poisson_error(exec(), generate_mesh(std::string(base) + ":refine=" + std::to_string(fine)), p);
+      const double rate = std::log2(e0 / e1);
+      EXPECT_NEAR(rate, p + 1, 0.2) << "errors " << e0 << " -> " << e1;
+    }
+}
