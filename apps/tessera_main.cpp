@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench.hpp"
+#include "poisson.hpp"
 #include "tessera/core.hpp"
 #include "tessera/fem/mesh.hpp"
 #include "tessera/io/mesh_io.hpp"
@@ -266,6 +267,23 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   conv_cmd->add_flag("--ascii", conv_opt.ascii, "Write numbers as text instead of raw appended binary");
 
+  tessera::app::PoissonOptions pois;
+  auto* pcmd = app.add_subcommand(
+      "poisson", "Solve -lap u = f (u = prod sin(pi x_d)) with Dirichlet data: DOFs, CG iterations, times, errors");
+  pcmd->add_option("--mesh", pois.mesh, "Generator spec or mesh file")->capture_default_str();
+  pcmd->add_option("--order", pois.order, "Polynomial order p")->check(CLI::Range(1, 16))->capture_default_str();
+  pcmd->add_option("--refine", pois.refine, "Uniform refinements")->check(CLI::Range(0, 10))->capture_default_str();
+  pcmd->add_option("--backend", pois.backend, "serial | openmp | cpu | cuda | gpu | auto")->capture_default_str();
+  pcmd->add_option("--quadrature", pois.quadrature, "Gauss rule degree (-1: 2p + 3)")->capture_default_str();
+  pcmd->add_option("--geometry", pois.geometry, "Quadrature data: stored")->capture_default_str();
+  pcmd->add_option("--tol", pois.tol, "CG relative tolerance")->check(CLI::PositiveNumber)->capture_default_str();
+  pcmd->add_option("--max-iters", pois.max_iters, "CG iteration limit")->check(CLI::Range(1, 100000000))
+      ->capture_default_str();
+  pcmd->add_option("--output", pois.output, "Write u, u_exact and the error at the vertices to this .vtu file");
+  pcmd->add_flag("--json", pois.json, "Print JSON instead of text");
+  pcmd->add_option("--study", pois.study, "Refine N more times and print the observed L2/H1 rates")
+      ->check(CLI::Range(0, 6));
+
   auto* bench = app.add_subcommand("bench", "Run a benchmark");
   bench->require_subcommand(1);
   tessera::bench::CoreOptions core;
@@ -330,7 +348,7 @@ int main(int argc, char** argv) {
   add_interp_options(tinterp, tune_opt);
 
   CLI11_PARSE(app, argc, argv);
-  const bool mesh_command = info_cmd->parsed() || conv_cmd->parsed();
+  const bool mesh_command = info_cmd->parsed() || conv_cmd->parsed() || pcmd->parsed();
   int rc = 0;
   try {
     if (sync) tessera::set_sync_launches(true);
@@ -338,6 +356,7 @@ int main(int argc, char** argv) {
     if (dev->parsed()) rc = devices(std::cout);
     if (info_cmd->parsed()) rc = info(info_opt, std::cout);
     if (conv_cmd->parsed()) rc = convert(conv_opt, std::cout);
+    if (pcmd->parsed()) rc = tessera::app::run_poisson(pois, std::cout);
     if (bcore->parsed()) rc = tessera::bench::run_core(core, std::cout);
     if (brestr->parsed()) rc = tessera::bench::run_restriction(restriction_opt, std::cout);
     if (bgeom->parsed()) rc = tessera::bench::run_geometry(geometry_opt, std::cout);

@@ -1,0 +1,287 @@
+// tessera poisson: -lap u = f with a manufactured solution, Dirichlet data on the whole
+// boundary, matrix-free diffusion operator and Jacobi CG (see docs/cli.md).
+#include "poisson.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <numbers>
+#include <ostream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/core.hpp"
+#include "tessera/fem/basis.hpp"
+#include "tessera/fem/operator.hpp"
+#include "tessera/fem/reference_element.hpp"
+#include "tessera/io/mesh_io.hpp"
+#include "tessera/io/vtu.hpp"
+
+namespace tessera::app {
+namespace {
+
+using namespace tessera::fem;
+using Clock = std::chrono::steady_clock;
+
+constexpr Geometry kGeoms[] = {Geometry::Triangle, Geometry::Quadrilateral, Geometry::Tetrahedron,
+                               Geometry::Hexahedron};
+
+/// The manufactured solution u = prod_d sin(pi x_d) over the mesh's dimensions.
+double exact(int dim, const std::array<double, 3>& x, double* grad = nullptr) {
+  const double pi = std::numbers::pi;
+  double s[3], c[3], u = 1;
+  for (int d = 0; d < dim; ++d) {
+    s[d] = std::sin(pi * x[std::size_t(d)]);
+    c[d] = std::cos(pi * x[std::size_t(d)]);
+    u *= s[d];
+  }
+  if (grad)
+    for (int d = 0; d < dim; ++d) {
+      double g = pi * c[d];
+      for (int k = 0; k < dim; ++k)
+        if (k != d) g *= s[k];
+      grad[d] = g;
+    }
+  return u;
+}
+
+struct Solved {
+  index_t elements = 0, dofs = 0;
+  int iterations = 0;
+  bool converged = false;
+  double rel_residual = 0, setup_s = 0, solve_s = 0, l2 = 0, h1 = 0, apply_ms = 0;
+};
+
+/// Evaluates f(element e, local node i, physical node position) for every node of the space.
+template <class F>
+void for_each_node(const H1Space& space, const F& f) {
+  const Mesh& mesh = space.mesh();
+  for (Geometry g : kGeoms) {
+    if (mesh.num_elements(g) == 0 || fem::dim(g) != mesh.dim()) continue;
+    const H1Basis basis(g, space.order());
+    for (index_t e : mesh.elements_of(g)) {
+      const auto nodes = space.element_nodes(e);
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        double xi[3] = {0, 0, 0};
+        for (int d = 0; d < basis.dim(); ++d) xi[d] = basis.nodes()(int(i), d);
+        f(nodes[i], mesh.map(e, std::span<const double>(xi, std::size_t(basis.dim()))));
+      }
+    }
+  }
+}
+
+/// L2 and H1-seminorm errors of uh against the exact solution (rule of degree 2p + 4, host).
+void errors(const H1Space& space, const std::vector<double>& uh, double& l2, double& h1) {
+  const Mesh& mesh = space.mesh();
+  const int dim = mesh.dim();
+  double el2 = 0, eh1 = 0;
+  for (Geometry g : kGeoms) {
+    if (mesh.num_elements(g) == 0 || fem::dim(g) != dim) continue;
+    const QuadratureRule rule = quadrature(g, 2 * space.order() + 4);
+    const BasisTables t = tabulate(H1Basis(g, space.order()), rule);
+    for (index_t e : mesh.elements_of(g)) {
+      const auto nodes = space.element_nodes(e);
+      for (int q = 0; q < rule.size(); ++q) {
+        double xi[3] = {0, 0, 0};
+        for (int d = 0; d < dim; ++d) xi[d] = rule.points(q, d);
+        const std::span<const double> xs(xi, std::size_t(dim));
+        const auto J = mesh.jacobian(e, xs);
+        double v = 0, gref[3] = {0, 0, 0};
+        for (std::size_t i = 0; i < nodes.size(); ++i) {
+          const double ui = uh[std::size_t(nodes[i])];
+          v += t.B(q, int(i)) * ui;
+          for (int d = 0; d < dim; ++d) gref[d] += t.G(q, int(i), d) * ui;
+        }
+        double gex[3];
+        const double uex = exact(dim, mesh.map(e, xs), gex);
+        // The physical gradient g solves J^T g = grad_xi u_h (Cramer's rule on the dim x dim block).
+        double diff_g = 0;
+        double A[3][3], g[3] = {0, 0, 0};
+        for (int r = 0; r < dim; ++r)
+          for (int c = 0; c < dim; ++c) A[r][c] = J[std::size_t(c)][std::size_t(r)];
+        if (dim == 2) {
+          const double det = A[0][0] * A[1][1] - A[0][1] * A[1][0];
+          g[0] = (gref[0] * A[1][1] - A[0][1] * gref[1]) / det;
+          g[1] = (A[0][0] * gref[1] - gref[0] * A[1][0]) / det;
+        } else {
+          const auto det3 = [](double M[3][3]) {
+            return M[0][0] * (M[1][1] * M[2][2] - M[1][2] * M[2][1]) - M[0][1] * (M[1][0] * M[2][2] - M[1][2] * M[2][0]) +
+                   M[0][2] * (M[1][0] * M[2][1] - M[1][1] * M[2][0]);
+          };
+          const double det = det3(A);
+          for (int k = 0; k < 3; ++k) {
+            double Mk[3][3];
+            for (int r = 0; r < 3; ++r)
+              for (int c = 0; c < 3; ++c) Mk[r][c] = c == k ? gref[r] : A[r][c];
+            g[k] = det3(Mk) / det;
+          }
+        }
+        for (int d = 0; d < dim; ++d) diff_g += (g[d] - gex[d]) * (g[d] - gex[d]);
+        const double w = rule.weights(q) * mesh.det_jacobian(e, xs);
+        el2 += w * (v - uex) * (v - uex);
+        eh1 += w * diff_g;
+      }
+    }
+  }
+  l2 = std::sqrt(el2);
+  h1 = std::sqrt(eh1);
+}
+
+/// Values of uh at the mesh vertices (for the VTU output).
+std::vector<double> vertex_values(const H1Space& space, const std::vector<double>& uh) {
+  const Mesh& mesh = space.mesh();
+  std::vector<double> out(std::size_t(mesh.num_vertices()), 0.0);
+  for (Geometry g : kGeoms) {
+    if (mesh.num_elements(g) == 0 || fem::dim(g) != mesh.dim()) continue;
+    const H1Basis basis(g, space.order());
+    std::vector<double> phi(std::size_t(basis.size()));
+    for (index_t e : mesh.elements_of(g)) {
+      const auto nodes = space.element_nodes(e);
+      const auto verts = mesh.element_vertices(e);
+      for (std::size_t v = 0; v < verts.size(); ++v) {
+        const auto x = reference_vertex(g, int(v));
+        basis.eval(std::span<const double>(x.data(), std::size_t(basis.dim())), phi);
+        double s = 0;
+        for (std::size_t i = 0; i < nodes.size(); ++i) s += phi[i] * uh[std::size_t(nodes[i])];
+        out[std::size_t(verts[v])] = s;
+      }
+    }
+  }
+  return out;
+}
+
+Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std::ostream& out, bool write) {
+  Solved r;
+  const auto t0 = Clock::now();
+  const H1Space space(mesh, opt.order, 1);
+  const int dim = mesh.dim();
+  r.elements = mesh.num_elements();
+  r.dofs = space.num_dofs();
+  std::vector<double> un(std::size_t(space.num_nodes()), 0.0), fn(un.size(), 0.0);
+  for_each_node(space, [&](index_t n, const std::array<double, 3>& x) {
+    un[std::size_t(n)] = exact(dim, x);
+    fn[std::size_t(n)] = dim * std::numbers::pi * std::numbers::pi * un[std::size_t(n)];
+  });
+  const H1Operator K(space, OperatorKind::Diffusion, exec, opt.quadrature);
+  const H1Operator M(space, OperatorKind::Mass, exec, opt.quadrature);
+  const Constrained C(K, space.exterior_nodes());
+  auto f = Array<double, 1>::from("poisson/f", std::span<const double>(fn), exec.space());
+  auto ubc = Array<double, 1>::from("poisson/u_bc", std::span<const double>(un), exec.space());
+  Array<double, 1> b("poisson/b", {r.dofs}, exec.space()), rhs("poisson/rhs", {r.dofs}, exec.space());
+  M.apply(f.cview(), b.view());  // b = M I(f): the load vector of the interpolated source
+  C.eliminate_rhs(b.cview(), ubc.cview(), rhs.view());
+  const auto inv = C.inverse_diagonal();
+  // Start: the boundary data on the boundary, 0 inside.
+  std::vector<double> x0(std::size_t(r.dofs), 0.0);
+  for (index_t n : space.exterior_nodes()) x0[std::size_t(n)] = un[std::size_t(n)];
+  auto x = Array<double, 1>::from("poisson/x", std::span<const double>(x0), exec.space());
+  fence("poisson/setup");
+  r.setup_s = std::chrono::duration<double>(Clock::now() - t0).count();
+
+  const bool tty = isatty(fileno(stderr));
+  auto last = Clock::now();
+  CgOptions co;
+  co.rel_tol = opt.tol;
+  co.max_iters = opt.max_iters;
+  co.monitor = [&](int it, double res) {
+    if (!tty) return;
+    if (std::chrono::duration<double>(Clock::now() - last).count() < 0.5) return;
+    last = Clock::now();
+    std::fprintf(stderr, "\r  CG iteration %6d  relative residual %.3e", it, res);
+  };
+  const auto t1 = Clock::now();
+  const CgResult cr = cg([&](View<const double, 1> a, View<double, 1> y) { C.apply(a, y); }, inv.cview(),
+                         rhs.cview(), x.view(), exec, co);
+  fence("poisson/solve");
+  r.solve_s = std::chrono::duration<double>(Clock::now() - t1).count();
+  if (tty) std::fprintf(stderr, "\r%60s\r", "");
+  r.iterations = cr.iterations;
+  r.converged = cr.converged;
+  r.rel_residual = cr.rel_residual;
+  {  // one operator apply, timed alone
+    Array<double, 1> y("poisson/y", {r.dofs}, exec.space());
+    K.apply(x.cview(), y.view());
+    fence("poisson/apply");
+    const auto ta = Clock::now();
+    const int reps = 5;
+    for (int k = 0; k < reps; ++k) K.apply(x.cview(), y.view());
+    fence("poisson/apply");
+    r.apply_ms = 1e3 * std::chrono::duration<double>(Clock::now() - ta).count() / reps;
+  }
+  const auto xh = x.to_host();
+  const std::vector<double> uh(xh.data(), xh.data() + xh.size());
+  errors(space, uh, r.l2, r.h1);
+  if (write && !opt.output.empty()) {
+    std::vector<io::VtuField> fields(3);
+    fields[0] = {"u", 1, true, vertex_values(space, uh)};
+    fields[1] = {"u_exact", 1, true, std::vector<double>(std::size_t(mesh.num_vertices()))};
+    for (index_t v = 0; v < mesh.num_vertices(); ++v) {
+      std::array<double, 3> p{0, 0, 0};
+      for (int d = 0; d < mesh.space_dim(); ++d) p[std::size_t(d)] = mesh.vertex(v, d);
+      fields[1].values[std::size_t(v)] = exact(dim, p);
+    }
+    fields[2] = {"error", 1, true, fields[0].values};
+    for (std::size_t v = 0; v < fields[2].values.size(); ++v) fields[2].values[v] -= fields[1].values[v];
+    io::write_vtu(opt.output, mesh, fields);
+    out << "wrote " << opt.output << " (u, u_exact, error at the mesh vertices)\n";
+  }
+  return r;
+}
+
+}  // namespace
+
+int run_poisson(const PoissonOptions& opt, std::ostream& out) {
+  TESSERA_REQUIRE(opt.order >= 1, "poisson: order must be >= 1 (got ", opt.order, ")");
+  TESSERA_REQUIRE(opt.geometry == "stored",
+                  "poisson: --geometry '", opt.geometry,
+                  "' is not available: the operator uses stored quadrature data (w det J J^-1 J^-T); "
+                  "on-the-fly geometry comes with the fused operator kernels");
+  const Exec exec = Exec::parse(opt.backend);
+  std::vector<Solved> levels;
+  std::vector<fem::Mesh> meshes;
+  const int nlev = opt.study > 0 ? opt.study + 1 : 1;
+  if (!opt.json) {
+    out << "tessera poisson: -lap u = f, u = prod_d sin(pi x_d), Dirichlet data on the boundary, order " << opt.order << ", backend " << to_string(exec.backend)
+        << "\n";
+  }
+  nlohmann::json runs = nlohmann::json::array();
+  int rc = 0;
+  for (int l = 0; l < nlev; ++l) {
+    const fem::Mesh mesh = io::load_mesh(opt.mesh, opt.refine + l);
+    const Solved s = solve(opt, mesh, exec, out, l == nlev - 1);
+    levels.push_back(s);
+    if (!s.converged) rc = 3;
+    nlohmann::json j{{"mesh", opt.mesh},          {"refine", opt.refine + l},  {"order", opt.order},
+                     {"backend", to_string(exec.backend)}, {"elements", s.elements}, {"dofs", s.dofs},
+                     {"iterations", s.iterations}, {"converged", s.converged}, {"rel_residual", s.rel_residual},
+                     {"setup_s", s.setup_s},      {"solve_s", s.solve_s},      {"apply_ms", s.apply_ms},
+                     {"gdofs_per_s_apply", s.dofs / (s.apply_ms * 1e6)},
+                     {"gdofs_per_s_cg", s.iterations > 0 ? s.dofs * double(s.iterations) / (s.solve_s * 1e9) : 0.0},
+                     {"l2_error", s.l2},          {"h1_error", s.h1}};
+    if (l > 0) {
+      j["l2_rate"] = std::log2(levels[std::size_t(l - 1)].l2 / s.l2);
+      j["h1_rate"] = std::log2(levels[std::size_t(l - 1)].h1 / s.h1);
+    }
+    runs.push_back(j);
+    if (!opt.json) {
+      out << std::setprecision(4);
+      out << "refine " << opt.refine + l << ": " << s.elements << " elements, " << s.dofs << " DOFs; CG "
+          << s.iterations << " iterations" << (s.converged ? "" : " (NOT converged)") << ", relative residual "
+          << s.rel_residual << "; setup " << s.setup_s << " s, solve " << s.solve_s << " s, apply " << s.apply_ms
+          << " ms (" << s.dofs / (s.apply_ms * 1e6) << " GDOF/s); L2 error " << s.l2 << ", H1 error " << s.h1;
+      if (l > 0) out << "; rates L2 " << j["l2_rate"].get<double>() << ", H1 " << j["h1_rate"].get<double>();
+      out << "\n";
+    }
+  }
+  if (opt.json) out << (runs.size() == 1 ? runs[0].dump() : runs.dump()) << "\n";
+  if (rc != 0)
+    std::fprintf(stderr, "tessera: error: CG did not reach the tolerance %.1e within %d iterations\n", opt.tol,
+                 opt.max_iters);
+  return rc;
+}
+
+}  // namespace tessera::app

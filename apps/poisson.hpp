@@ -1,0 +1,27 @@
+#pragma once
+/// \file poisson.hpp
+/// `tessera poisson`: the Poisson problem with a manufactured solution (docs/cli.md).
+
+#include <iosfwd>
+#include <string>
+
+namespace tessera::app {
+
+struct PoissonOptions {
+  std::string mesh = "box:hex:12x12x12";  ///< generator spec or mesh file
+  int order = 3;                          ///< polynomial order p
+  int refine = 0;                         ///< uniform refinements of the mesh
+  std::string backend = "cpu";            ///< serial | openmp | cpu | cuda | gpu | auto
+  int quadrature = -1;                    ///< Gauss rule degree (-1: 2p + 3, q = p + 2 points)
+  std::string geometry = "stored";        ///< quadrature data: stored
+  double tol = 1e-10;                     ///< CG relative tolerance
+  int max_iters = 5000;                   ///< CG iteration limit
+  std::string output;                     ///< .vtu file for u, u_exact, error ("" = none)
+  bool json = false;                      ///< one JSON object (an array with --study)
+  int study = 0;                          ///< refine this many more times and print the rates
+};
+
+/// Solves, prints the report; returns 0, or 3 when CG did not converge.
+int run_poisson(const PoissonOptions& opt, std::ostream& out);
+
+}  // namespace tessera::app
