@@ -5,7 +5,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "interpolate_kernels.hpp"
+#include "operator_kernels.hpp"
 #include "tessera/core/device.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/forall.hpp"
@@ -410,10 +410,7 @@ QuadratureData Interpolator::allocate(Eval what) const {
 
 // ------------------------------------------------------------------ launches
 
-void Interpolator::run(int epb, bool transpose, Eval what, const double* u, const QuadratureData& qd,
-                       double* e_out) const {
-  if (has(what, Eval::Gradients)) ensure_geometry();
-  ia::Args a;
+void Interpolator::fill_args(ia::Args& a) const {
   a.dim = dim_;
   a.sdim = sdim_;
   a.comps = comps_;
@@ -425,24 +422,33 @@ void Interpolator::run(int epb, bool transpose, Eval what, const double* u, cons
   a.ne = ne_;
   a.nn = nn_;
   a.idx = restr_.indices().data();
-  const bool simplex_t = transpose && !tensor_;
-  a.Bt = simplex_t ? Bq_.data() : Bt_.data();
-  a.Gt = simplex_t ? Gq_.data() : Gt_.data();
+  a.Bt = Bt_.data();
+  a.Gt = Gt_.data();
   a.x1d = tensor_ ? x1d_.data() : nullptr;
   a.X = X_.size() ? X_.data() : nullptr;
   a.Jinv = Jinv_.size() ? Jinv_.data() : nullptr;
+  a.on_the_fly = opt_.geometry == GeometrySource::OnTheFly;
+  for (int v = 0; v < 8; ++v)
+    for (int d = 0; d < 3; ++d) a.corner[v][d] = corners_[v][d];
+}
+
+void Interpolator::run(int epb, bool transpose, Eval what, const double* u, const QuadratureData& qd,
+                       double* e_out) const {
+  if (has(what, Eval::Gradients)) ensure_geometry();
+  ia::Args a;
+  fill_args(a);
+  const bool simplex_t = transpose && !tensor_;
+  a.Bt = simplex_t ? Bq_.data() : Bt_.data();
+  a.Gt = simplex_t ? Gq_.data() : Gt_.data();
   a.values = has(what, Eval::Values);
   a.ref_grads = has(what, Eval::ReferenceGradients);
   a.grads = has(what, Eval::Gradients);
-  a.on_the_fly = opt_.geometry == GeometrySource::OnTheFly;
   a.tables_shared = tables_in_shared(what);
   a.u = u;
   a.e_out = e_out;
   if (a.values) a.v = point_map(qd.values, opt_.layout, ne_, comps_, 1, nq_);
   if (a.ref_grads) a.rg = point_map(qd.reference_gradients, opt_.layout, ne_, comps_, dim_, nq_);
   if (a.grads) a.pg = point_map(qd.gradients, opt_.layout, ne_, comps_, sdim_, nq_);
-  for (int v = 0; v < 8; ++v)
-    for (int d = 0; d < 3; ++d) a.corner[v][d] = corners_[v][d];
 
   std::size_t common = 0;
   const std::size_t item = shared_bytes_parts(transpose, what, &common);
@@ -462,6 +468,46 @@ void Interpolator::run(int epb, bool transpose, Eval what, const double* u, cons
   const char* label = transpose ? "fem/integrate" : "fem/interpolate";
   if (grads_of(what)) ia::launch_family_grads(label, exec_, t, geom_, transpose, a);
   else ia::launch_family_values(label, exec_, t, geom_, transpose, a);
+}
+
+void Interpolator::apply_operator(bool diffusion, const double* qdata, View<const double, 1> x, View<double, 1> y,
+                                  int epb) const {
+  TESSERA_REQUIRE(tensor_, "fem::Interpolator::apply_operator: fused operators exist for quadrilaterals and "
+                           "hexahedra; this interpolator is on ", name(geom_));
+  check_vector(exec_, "apply_operator", "input vector", x.data(), x.size(), index_t(comps_) * nn_);
+  check_vector(exec_, "apply_operator", "output vector", y.data(), y.size(), index_t(comps_) * nn_);
+  ia::Args a;
+  fill_args(a);
+  a.u = x.data();
+  a.y_out = y.data();
+  a.qdata = qdata;
+  a.concurrent = exec_.backend != Backend::Serial;
+  a.chunk = chunk();
+  const int n1 = nd1_, m1 = nq1_, D = diffusion;
+  SharedLayout c, it;
+  c.add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0).add<double>(m1);
+  if (dim_ == 2)
+    it.add<int>(a.chunk * nd_).add<double>(2 * nd_).add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0)
+        .add<double>(nq_).add<double>(D ? nq_ : 0);
+  else
+    it.add<int>(a.chunk * nd_).add<double>(2 * nd_).add<double>(n1 * n1 * m1).add<double>(D ? n1 * n1 * m1 : 0)
+        .add<double>(n1 * m1 * m1).add<double>(D ? n1 * m1 * m1 : 0).add<double>(D ? n1 * m1 * m1 : 0)
+        .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(D ? nq_ : 0);
+  const Dim3 th = item_threads(geom_, nd_, nq_, nd1_, nq1_, 0);
+  if (epb <= 0) epb = std::clamp(256 / (th.x * th.y * th.z), 1, 16);
+  if (exec_.on_device()) {
+    const std::size_t limit = current_device().shared_per_block_optin;
+    const auto bytes = [&](int k) {
+      return detail::team_shared_bytes(detail::make_team_params(Teams{ne_, k, th, it.bytes(), c.bytes()}));
+    };
+    while (epb > 1 && bytes(epb) > limit) --epb;
+    if (bytes(epb) > limit)
+      fail("fem::Interpolator::apply_operator (", name(geom_), ", p = ", p_, ", ", nq_, " points): one element needs ",
+           bytes(1), " bytes of shared memory, over the limit of ", limit, " bytes");
+  }
+  if (ne_ == 0) return;
+  const Teams t{(ne_ + a.chunk - 1) / a.chunk, epb, th, it.bytes(), c.bytes()};
+  ia::launch_operator(diffusion ? "fem/operator_diffusion" : "fem/operator_mass", exec_, t, geom_, diffusion, a);
 }
 
 void Interpolator::interpolate_with(int epb, View<const double, 1> u, Eval what, QuadratureData& out) const {

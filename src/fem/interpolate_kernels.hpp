@@ -5,6 +5,8 @@
 // Each body runs inside a team launch; the shared-memory carving here and the sizes in
 // interp_shared() below must stay in the same order.
 
+#include <atomic>
+
 #if defined(__CUDACC__)
 #include <cuda_pipeline.h>
 #endif
@@ -48,6 +50,9 @@ struct Args {
   bool on_the_fly = true;
   bool tables_shared = true;    // simplex: tables copied to shared memory
   int chunk = 1;                // forward kernels: elements per item, processed one after the other
+  const double* qdata = nullptr;  // fused operators: w det J (ne, nq) or D (ne, dim (dim + 1) / 2, nq)
+  double* y_out = nullptr;        // fused operators: global vector accumulated into
+  bool concurrent = true;         // fused operators: atomic additions needed (not on the serial backend)
   const double* u = nullptr;    // forward: global vector
   double* e_out = nullptr;      // transpose: E-vector (ne, comps, nd)
   PointMap v, rg, pg;           // values, reference gradients, gradients

@@ -68,8 +68,8 @@ void fill(const Exec& exec, View<double, 1> y, double v) {
 
 namespace od = operator_detail;
 
-H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, int degree)
-    : kind_(kind), exec_(exec), n_(space.num_dofs()) {
+H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, int degree, bool fused)
+    : kind_(kind), exec_(exec), fused_(fused), n_(space.num_dofs()) {
   const Mesh& mesh = space.mesh();
   const int p = space.order();
   degree_ = degree < 0 ? 2 * p + 3 : degree;
@@ -99,6 +99,11 @@ void H1Operator::apply(View<const double, 1> x, View<double, 1> y) const {
   od::fill(exec_, y, 0.0);
   const Eval what = kind_ == OperatorKind::Mass ? Eval::Values : Eval::ReferenceGradients;
   for (const Part& part : parts_) {
+    if (fused_ && is_tensor(part.interp.geometry())) {
+      const bool diffusion = kind_ == OperatorKind::Diffusion;
+      part.interp.apply_operator(diffusion, diffusion ? part.gf.D.data() : part.gf.wdetJ.data(), x, y);
+      continue;
+    }
     part.interp.interpolate(x, what, part.qd);
     od::pointwise(exec_, kind_, part.gf, part.interp.components(), part.qd);
     part.interp.integrate_add(part.qd, what, y);

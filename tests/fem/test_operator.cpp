@@ -107,12 +107,14 @@ TEST_P(OperatorTest, EqualsAssembledMatricesAndDiagonals) {
   for (const char* spec : kSpecs)
     for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion})
       for (int p : {1, 2, 4})
-        for (int comps : {1, 2}) {
-          SCOPED_TRACE(std::string(spec) + " " + name(kind) + " p=" + std::to_string(p) + " c=" + std::to_string(comps));
+        for (int comps : {1, 2})
+          for (bool fused : {true, false}) {
+          SCOPED_TRACE(std::string(spec) + " " + name(kind) + " p=" + std::to_string(p) + " c=" + std::to_string(comps) +
+                       (fused ? " fused" : " composed"));
           const Mesh mesh = generate_mesh(spec);
           const H1Space space(mesh, p, comps);
           const int degree = p == 2 ? 2 * p : 2 * p + 3;  // the minimum and the default
-          const H1Operator A(space, kind, exec(), degree);
+          const H1Operator A(space, kind, exec(), degree, fused);
           const auto xh = random_vector(std::size_t(space.num_dofs()), 3);
           auto x = Array<double, 1>::from("x", std::span<const double>(xh), exec().space());
           Array<double, 1> y("y", {space.num_dofs()}, exec().space());

@@ -53,6 +53,10 @@
 
 namespace tessera::fem {
 
+namespace interp_detail {
+struct Args;
+}
+
 /// What is evaluated at the quadrature points (a bit set; combine with `|`).
 enum class Eval : unsigned {
   None = 0,
@@ -203,6 +207,14 @@ class Interpolator {
   void interpolate_with(int epb, View<const double, 1> u, Eval what, QuadratureData& out) const;
   void integrate_with(int epb, const QuadratureData& in, Eval what, View<double, 3> e_out) const;
 
+  /// The fused operator y += A x on this geometry's elements in one launch (gather,
+  /// interpolation, the point-wise factor, the transpose and an atomic scatter-add):
+  /// diffusion with qdata = GeometricFactors::D, or mass with qdata = GeometricFactors::wdetJ,
+  /// both computed at this interpolator's rule. Quadrilaterals and hexahedra only. epb <= 0:
+  /// about 256 threads per block, reduced to fit shared memory.
+  void apply_operator(bool diffusion, const double* qdata, View<const double, 1> x, View<double, 1> y,
+                      int epb = 0) const;
+
   /// Largest elements per block that fits the device's shared memory and thread limits
   /// (CPU backends: 64).
   int max_elements_per_block(Eval what, bool transpose) const;
@@ -213,6 +225,7 @@ class Interpolator {
   int choose_epb(Eval what, bool transpose, std::string* source) const;
   void run(int epb, bool transpose, Eval what, const double* u, const QuadratureData& qd, double* e_out) const;
   void ensure_geometry() const;
+  void fill_args(interp_detail::Args& a) const;
   /// Elements per item of the forward kernels: the option, else 512 / nodes per element in
   /// 1..8 (8 up to p = 3 hexahedra; large elements keep their index maps in shared memory small).
   int chunk() const {

@@ -7,12 +7,11 @@
 ///     A.apply(x.cview(), y.view());                                     // y = A x (global vectors)
 ///     auto d = A.diagonal();                                            // for Jacobi
 ///
-/// This first version composes the interpolation kernels (interpolate.hpp): for each
-/// geometry of the mesh, values or reference gradients at the quadrature points (gather
-/// fused), a point-wise product with the stored factors w det J (mass) or
-/// D = w det J J^-1 J^-T (diffusion), and the transpose scatter-added into y: three launches
-/// per geometry and the point data through memory. Fused single-kernel operators are the
-/// faster path this composition is the reference for.
+/// Quadrilaterals and hexahedra use one fused kernel per apply (gather, sum-factorized
+/// interpolation, the stored factor w det J (mass) or D = w det J J^-1 J^-T (diffusion), the
+/// transpose and an atomic scatter-add). Triangles and tetrahedra compose the interpolation
+/// kernels (interpolate.hpp): values or reference gradients at the points, the point-wise
+/// product, the transpose scatter-added into y (three launches, point data through memory).
 
 #include <functional>
 #include <vector>
@@ -40,7 +39,10 @@ class H1Operator {
   /// mesh's), with a Gauss rule of `degree` on each geometry (default -1: 2p + 3, i.e. q = p + 2
   /// points per direction). Throws tessera::Error when a rule is too small to integrate the
   /// mass matrix exactly on affine elements (degree < 2p), or an element is inverted.
-  H1Operator(const H1Space& space, OperatorKind kind, Exec exec = Exec::best(), int degree = -1);
+  /// `fused`: on quadrilaterals and hexahedra, one kernel per apply (Interpolator::apply_operator)
+  /// instead of the three-launch composition (simplices always compose).
+  H1Operator(const H1Space& space, OperatorKind kind, Exec exec = Exec::best(), int degree = -1,
+             bool fused = true);
 
   OperatorKind kind() const { return kind_; }
   const Exec& exec() const { return exec_; }
@@ -64,6 +66,7 @@ class H1Operator {
   };
   OperatorKind kind_;
   Exec exec_;
+  bool fused_ = true;
   int degree_ = 0;
   index_t n_ = 0;
   std::vector<Part> parts_;

@@ -1,0 +1,250 @@
+#pragma once
+// Fused mass and diffusion operators on quadrilaterals and hexahedra: for each element, the
+// gather (prefetched, as in the interpolation kernels), sum-factorized interpolation to the
+// quadrature points, the point-wise factor (w det J, or the packed symmetric D = w det J
+// J^-1 J^-T), the transposed contractions and an atomic scatter-add into y, in one launch.
+// Shared buffers are reused between the forward and the transposed stages.
+
+#include "interpolate_kernels.hpp"
+
+namespace tessera::fem::interp_detail {
+
+/// y[i] += v, atomically where threads run concurrently.
+TESSERA_HOST_DEVICE inline void atomic_add(double* p, double v, bool concurrent) {
+#if defined(TESSERA_DEVICE_CODE)
+  (void)concurrent;
+  atomicAdd(p, v);
+#else
+  if (concurrent) std::atomic_ref<double>(*p).fetch_add(v, std::memory_order_relaxed);
+  else *p += v;
+#endif
+}
+
+/// Quadrilaterals: Diffusion selects the operator (else mass).
+template <bool Diffusion>
+TESSERA_HOST_DEVICE void quad_operator(TeamContext& ctx, const Args& a) {
+  const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, nq = a.nq;
+  auto B = ctx.shared_common<double>(n1 * m1);
+  auto G = ctx.shared_common<double>(Diffusion ? n1 * m1 : 0);
+  auto xq = ctx.shared_common<double>(m1);
+  auto idxs = ctx.shared_item<int>(a.chunk * nd);
+  auto ub = ctx.shared_item<double>(2 * nd);
+  auto A = ctx.shared_item<double>(n1 * m1);   // forward x stage; reused by the transposed y stage
+  auto Ag = ctx.shared_item<double>(Diffusion ? n1 * m1 : 0);
+  auto P0 = ctx.shared_item<double>(nq);       // point data: value or d/dxi_0
+  auto P1 = ctx.shared_item<double>(Diffusion ? nq : 0);
+  load_tensor_tables(ctx, a, B, G, xq);
+  View<double, 1> none;
+  pipelined_steps(ctx, a, idxs, ub, none, [&](bool valid, index_t e, int c, const double* u, const double*) {
+    if (valid)
+      for (int j : ctx.threads_y(n1))
+        for (int qx : ctx.threads_x(m1)) {
+          double s = 0, g = 0;
+          for (int i = 0; i < n1; ++i) {
+            s += B[i * m1 + qx] * u[j * n1 + i];
+            if (Diffusion) g += G[i * m1 + qx] * u[j * n1 + i];
+          }
+          A[j * m1 + qx] = s;
+          if (Diffusion) Ag[j * m1 + qx] = g;
+        }
+    ctx.sync();
+    if (valid)
+      for (int qy : ctx.threads_y(m1))
+        for (int qx : ctx.threads_x(m1)) {
+          double s = 0, gx = 0, gy = 0;
+          for (int j = 0; j < n1; ++j) {
+            s += B[j * m1 + qy] * A[j * m1 + qx];
+            if (Diffusion) {
+              gx += B[j * m1 + qy] * Ag[j * m1 + qx];
+              gy += G[j * m1 + qy] * A[j * m1 + qx];
+            }
+          }
+          const int q = qy * m1 + qx;
+          if (Diffusion) {
+            const double* D = a.qdata + e * 3 * nq + q;  // (00, 01, 11)
+            P0[q] = D[0] * gx + D[nq] * gy;
+            P1[q] = D[nq] * gx + D[2 * nq] * gy;
+          } else {
+            P0[q] = a.qdata[e * nq + q] * s;
+          }
+        }
+    ctx.sync();
+    // transposed y stage: A(j, qx) = sum_qy B(qy, j) P0 (+ G(qy, j) P1); Ag(j, qx) = sum_qy B P0 for d/dxi_0
+    if (valid)
+      for (int j : ctx.threads_y(n1))
+        for (int qx : ctx.threads_x(m1)) {
+          double t0 = 0, t1 = 0;
+          for (int qy = 0; qy < m1; ++qy) {
+            if (Diffusion) {
+              t0 += G[j * m1 + qy] * P1[qy * m1 + qx];
+              t1 += B[j * m1 + qy] * P0[qy * m1 + qx];
+            } else {
+              t0 += B[j * m1 + qy] * P0[qy * m1 + qx];
+            }
+          }
+          A[j * m1 + qx] = t0;
+          if (Diffusion) Ag[j * m1 + qx] = t1;
+        }
+    ctx.sync();
+    if (valid)
+      for (int j : ctx.threads_y(n1))
+        for (int i : ctx.threads_x(n1)) {
+          double s = 0;
+          for (int qx = 0; qx < m1; ++qx) {
+            s += B[i * m1 + qx] * A[j * m1 + qx];
+            if (Diffusion) s += G[i * m1 + qx] * Ag[j * m1 + qx];
+          }
+          atomic_add(&a.y_out[c * a.nn + idxs[(e - ctx.item() * a.chunk) * nd + j * n1 + i]], s, a.concurrent);
+        }
+  });
+}
+
+/// Hexahedra: Diffusion selects the operator (else mass).
+template <bool Diffusion>
+TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
+  const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, nq = a.nq;
+  auto B = ctx.shared_common<double>(n1 * m1);
+  auto G = ctx.shared_common<double>(Diffusion ? n1 * m1 : 0);
+  auto xq = ctx.shared_common<double>(m1);
+  auto idxs = ctx.shared_item<int>(a.chunk * nd);
+  auto ub = ctx.shared_item<double>(2 * nd);
+  auto A = ctx.shared_item<double>(n1 * n1 * m1);  // x stage; reused by the transposed y stage
+  auto Ag = ctx.shared_item<double>(Diffusion ? n1 * n1 * m1 : 0);
+  auto C0 = ctx.shared_item<double>(n1 * m1 * m1);  // y stage; reused by the transposed z stage
+  auto C1 = ctx.shared_item<double>(Diffusion ? n1 * m1 * m1 : 0);
+  auto C2 = ctx.shared_item<double>(Diffusion ? n1 * m1 * m1 : 0);
+  auto P0 = ctx.shared_item<double>(nq);
+  auto P1 = ctx.shared_item<double>(Diffusion ? nq : 0);
+  auto P2 = ctx.shared_item<double>(Diffusion ? nq : 0);
+  load_tensor_tables(ctx, a, B, G, xq);
+  View<double, 1> none;
+  pipelined_steps(ctx, a, idxs, ub, none, [&](bool valid, index_t e, int c, const double* u, const double*) {
+    if (valid)
+      for (int k : ctx.threads_z(n1))
+        for (int j : ctx.threads_y(n1))
+          for (int qx : ctx.threads_x(m1)) {
+            double s = 0, g = 0;
+            const int row = (k * n1 + j) * n1;
+            TESSERA_INTERP_UNROLL4
+            for (int i = 0; i < n1; ++i) {
+              s += B[i * m1 + qx] * u[row + i];
+              if (Diffusion) g += G[i * m1 + qx] * u[row + i];
+            }
+            A[(k * n1 + j) * m1 + qx] = s;
+            if (Diffusion) Ag[(k * n1 + j) * m1 + qx] = g;
+          }
+    ctx.sync();
+    if (valid)
+      for (int k : ctx.threads_z(n1))
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1)) {
+            double s = 0, gx = 0, gy = 0;
+            TESSERA_INTERP_UNROLL4
+            for (int j = 0; j < n1; ++j) {
+              const double b = B[j * m1 + qy], aj = A[(k * n1 + j) * m1 + qx];
+              if (Diffusion) {
+                gx += b * Ag[(k * n1 + j) * m1 + qx];
+                gy += G[j * m1 + qy] * aj;
+              }
+              s += b * aj;
+            }
+            const int at = (k * m1 + qy) * m1 + qx;
+            C0[at] = s;
+            if (Diffusion) {
+              C1[at] = gx;
+              C2[at] = gy;
+            }
+          }
+    ctx.sync();
+    if (valid)
+      for (int qz : ctx.threads_z(m1))
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1)) {
+            double s = 0, gx = 0, gy = 0, gz = 0;
+            TESSERA_INTERP_UNROLL4
+            for (int k = 0; k < n1; ++k) {
+              const double b = B[k * m1 + qz];
+              const int at = (k * m1 + qy) * m1 + qx;
+              s += b * C0[at];
+              if (Diffusion) {
+                gx += b * C1[at];
+                gy += b * C2[at];
+                gz += G[k * m1 + qz] * C0[at];
+              }
+            }
+            const int q = (qz * m1 + qy) * m1 + qx;
+            if (Diffusion) {
+              const double* D = a.qdata + e * 6 * nq + q;  // (00, 01, 02, 11, 12, 22)
+              P0[q] = D[0] * gx + D[nq] * gy + D[2 * nq] * gz;
+              P1[q] = D[nq] * gx + D[3 * nq] * gy + D[4 * nq] * gz;
+              P2[q] = D[2 * nq] * gx + D[4 * nq] * gy + D[5 * nq] * gz;
+            } else {
+              P0[q] = a.qdata[e * nq + q] * s;
+            }
+          }
+    ctx.sync();
+    // transposed z stage into C0 (value and d/dz part), C1 (d/dx), C2 (d/dy)
+    if (valid)
+      for (int k : ctx.threads_z(n1))
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1)) {
+            double t0 = 0, t1 = 0, t2 = 0;
+            TESSERA_INTERP_UNROLL4
+            for (int qz = 0; qz < m1; ++qz) {
+              const int at = (qz * m1 + qy) * m1 + qx;
+              if (Diffusion) {
+                t0 += G[k * m1 + qz] * P2[at];
+                t1 += B[k * m1 + qz] * P0[at];
+                t2 += B[k * m1 + qz] * P1[at];
+              } else {
+                t0 += B[k * m1 + qz] * P0[at];
+              }
+            }
+            const int at = (k * m1 + qy) * m1 + qx;
+            C0[at] = t0;
+            if (Diffusion) {
+              C1[at] = t1;
+              C2[at] = t2;
+            }
+          }
+    ctx.sync();
+    // transposed y stage into A (value/z and d/dy parts) and Ag (d/dx)
+    if (valid)
+      for (int k : ctx.threads_z(n1))
+        for (int j : ctx.threads_y(n1))
+          for (int qx : ctx.threads_x(m1)) {
+            double s0 = 0, s1 = 0;
+            TESSERA_INTERP_UNROLL4
+            for (int qy = 0; qy < m1; ++qy) {
+              const int at = (k * m1 + qy) * m1 + qx;
+              s0 += B[j * m1 + qy] * C0[at];
+              if (Diffusion) {
+                s0 += G[j * m1 + qy] * C2[at];
+                s1 += B[j * m1 + qy] * C1[at];
+              }
+            }
+            A[(k * n1 + j) * m1 + qx] = s0;
+            if (Diffusion) Ag[(k * n1 + j) * m1 + qx] = s1;
+          }
+    ctx.sync();
+    if (valid)
+      for (int k : ctx.threads_z(n1))
+        for (int j : ctx.threads_y(n1))
+          for (int i : ctx.threads_x(n1)) {
+            double s = 0;
+            const int row = (k * n1 + j) * m1;
+            TESSERA_INTERP_UNROLL4
+            for (int qx = 0; qx < m1; ++qx) {
+              s += B[i * m1 + qx] * A[row + qx];
+              if (Diffusion) s += G[i * m1 + qx] * Ag[row + qx];
+            }
+            atomic_add(&a.y_out[c * a.nn + idxs[(e - ctx.item() * a.chunk) * nd + (k * n1 + j) * n1 + i]], s,
+                       a.concurrent);
+          }
+  });
+}
+
+/// Launches the fused operator of geometry g (quadrilateral or hexahedron).
+void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a);
+
+}  // namespace tessera::fem::interp_detail
