@@ -339,6 +339,16 @@ int main(int argc, char** argv) {
   auto* binterp = bench->add_subcommand(
       "interpolate", "Values/gradients at quadrature points: time vs elements per block, bandwidth vs copy");
   add_interp_options(binterp, interp_opt);
+  tessera::bench::BpOptions bp_opt;
+  auto* bbp = bench->add_subcommand("bp", "CEED BP1-BP4 operator apply on hexahedra: fused and composed, GDOF/s vs roofline");
+  bbp->add_option("--backend", bp_opt.backend, "serial | openmp | cuda | auto")->capture_default_str();
+  bbp->add_option("--orders", bp_opt.orders, "Comma-separated orders")->capture_default_str();
+  bbp->add_option("--problems", bp_opt.problems, "Comma-separated bp1..bp4")->capture_default_str();
+  bbp->add_option("--dofs", bp_opt.dofs, "About this many DOFs per mesh")->check(CLI::Range(1e3, 1e9))
+      ->capture_default_str();
+  bbp->add_option("--reps", bp_opt.reps, "Timed repetitions (median)")->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  bbp->add_option("--json", bp_opt.json, "Append results as JSON lines to this file");
   auto* tune = app.add_subcommand("tune", "Measure launch parameters on this device and store them in the tuning cache");
   tune->require_subcommand(1);
   auto* tinterp = tune->add_subcommand(
@@ -361,6 +371,7 @@ int main(int argc, char** argv) {
     if (brestr->parsed()) rc = tessera::bench::run_restriction(restriction_opt, std::cout);
     if (bgeom->parsed()) rc = tessera::bench::run_geometry(geometry_opt, std::cout);
     if (binterp->parsed()) rc = tessera::bench::run_interpolate(interp_opt, std::cout);
+    if (bbp->parsed()) rc = tessera::bench::run_bp(bp_opt, std::cout);
     if (tinterp->parsed()) {
       tune_opt.tune = true;
       rc = tessera::bench::run_interpolate(tune_opt, std::cout);

@@ -60,6 +60,19 @@ struct InterpolateOptions {
   std::string cache;                           ///< tuning cache file ("" = tuning::cache_path())
 };
 
+/// Options of `tessera bench bp`.
+struct BpOptions {
+  std::string backend = "auto";      ///< serial | openmp | cuda | auto
+  std::string orders = "1,2,3,4,5,6,7,8";
+  std::string problems = "bp1,bp3";  ///< bp1..bp4
+  double dofs = 8e6;                 ///< about this many DOFs per mesh (scalar count)
+  int reps = 10;
+  std::string json;
+};
+
+/// CEED bake-off problems BP1-BP4 on hexahedra: fused and composed operator apply.
+int run_bp(const BpOptions& opt, std::ostream& out);
+
 /// Interpolation at quadrature points: time for every elements-per-block value, the best,
 /// the chosen (tuning cache or heuristic), femto's table and 1 per block side by side, with
 /// the bandwidth against the copy bandwidth of the same run. With `tune`, writes the best
