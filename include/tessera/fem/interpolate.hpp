@@ -18,9 +18,13 @@
 /// shared memory sized at launch:
 /// - quadrilaterals and hexahedra: sum factorization with the 1-D tables of the GLL basis at
 ///   the rule's 1-D points (the rule must be a tensor-product rule, as quadrature() returns);
-///   threads (T, T) per element, T = max(p + 1, points per direction); hexahedra loop over z;
+///   threads (T, T) per element, T = max(p + 1, points per direction); hexahedra loop over z
+///   ((2, 2, 2) threads at T = 2);
 /// - triangles and tetrahedra: dense tables B(i, q) and G(d, i, q) (a small matrix product
-///   per element); threads over the points.
+///   per element); threads over the points (at most 32 by default).
+/// In the forward kernels each group of threads walks `elements_per_item` elements one after
+/// the other and copies the next element's nodal values into shared memory (cp.async on the
+/// GPU) while it computes the current one: at low order the kernels are latency-bound.
 ///
 /// Output layout (QuadLayout): the quadrature point is always the fastest index.
 /// `ElementMajor` (default): (element, component, derivative, point), the layout of
@@ -35,7 +39,7 @@
 /// space_dim doubles per point). Physical gradients need elements whose dimension equals the
 /// mesh's space dimension.
 ///
-/// Elements per block: InterpolatorOptions::elements_per_block when given; otherwise the
+/// Elements per block (elements a block works on at the same time): the option when given; otherwise the
 /// tuning cache (tuning.hpp, written by `tessera tune interpolate`) for this device and
 /// kernel; otherwise a heuristic (interpolation_heuristic_epb). A choice whose shared memory
 /// exceeds the device's limit is reduced until it fits; when even one element per block does
