@@ -306,6 +306,28 @@ int main(int argc, char** argv) {
       "geometry", "Geometric factors at quadrature points (J, det J, J^-1, w det J J^-1 J^-T): time and bandwidth");
   add_fem_bench_options(bgeom, geometry_opt, false);
 
+  tessera::bench::TensorOptions tensor_opt;
+  auto* btensor = bench->add_subcommand(
+      "tensor", "Tensor statements over grids (one fused kernel each): effective bandwidth vs hand loops and copy");
+  btensor->add_option("--backend", tensor_opt.backend, "serial | openmp | cuda | auto")->capture_default_str();
+  btensor->add_option("--min", tensor_opt.min, "Smallest grid size")->check(CLI::PositiveNumber)->capture_default_str();
+  btensor->add_option("--max", tensor_opt.max, "Largest grid size (0: 1e8 on a GPU, 1e7 on a CPU)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  btensor->add_option("--per-decade", tensor_opt.per_decade, "Grid sizes per decade (log spaced)")
+      ->check(CLI::Range(1, 20))
+      ->capture_default_str();
+  btensor->add_option("--sizes", tensor_opt.sizes, "Comma-separated grid sizes (overrides --min/--max)");
+  btensor->add_option("--reps", tensor_opt.reps, "Timed repetitions (median reported)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  btensor->add_option("--json", tensor_opt.json, "Append results as JSON lines to this file");
+  btensor->add_option("--statement", tensor_opt.statement,
+                      "Run only the cases whose name contains this (eq10 .. eq21, eq6, contract1, gh)");
+  btensor->add_option("--max-gb", tensor_opt.max_gb, "Memory cap in GB (0: half the host memory / 80% of the GPU's)")
+      ->check(CLI::NonNegativeNumber);
+  btensor->add_flag("!--no-graph", tensor_opt.graph, "Do not time the GH module as a CUDA graph");
+
   tessera::bench::InterpolateOptions interp_opt, tune_opt;
   const auto add_interp_options = [](CLI::App* cmd, tessera::bench::InterpolateOptions& o) {
     cmd->add_option("--backend", o.backend, "serial | openmp | cuda | auto")->capture_default_str();
@@ -370,6 +392,7 @@ int main(int argc, char** argv) {
     if (bcore->parsed()) rc = tessera::bench::run_core(core, std::cout);
     if (brestr->parsed()) rc = tessera::bench::run_restriction(restriction_opt, std::cout);
     if (bgeom->parsed()) rc = tessera::bench::run_geometry(geometry_opt, std::cout);
+    if (btensor->parsed()) rc = tessera::bench::run_tensor(tensor_opt, std::cout);
     if (binterp->parsed()) rc = tessera::bench::run_interpolate(interp_opt, std::cout);
     if (bbp->parsed()) rc = tessera::bench::run_bp(bp_opt, std::cout);
     if (tinterp->parsed()) {

@@ -79,4 +79,23 @@ int run_bp(const BpOptions& opt, std::ostream& out);
 /// choice of every kernel to the tuning cache.
 int run_interpolate(const InterpolateOptions& opt, std::ostream& out);
 
+/// Options of `tessera bench tensor`.
+struct TensorOptions {
+  std::string backend = "auto";  ///< serial | openmp | cuda | auto
+  index_t min = 100;             ///< smallest grid size
+  index_t max = 0;               ///< largest grid size; 0: 1e8 on a GPU, 1e7 on a CPU
+  int per_decade = 1;            ///< grid sizes per decade (log spaced)
+  std::string sizes;             ///< comma-separated grid sizes (overrides min/max)
+  int reps = 10;                 ///< timed repetitions (median reported)
+  std::string json;              ///< JSON-lines output file ("" = none)
+  std::string statement;         ///< run only cases whose name contains this ("" = all)
+  double max_gb = 0;             ///< memory cap in GB; 0: half the host memory / 80% of the GPU's
+  bool graph = true;             ///< also time the GH module replayed as a CUDA graph (GPU)
+};
+
+/// The seed's tensor statements (Eq. 10-18, Contract1, 19, 20, 21, 6) and a
+/// generalized-harmonic module over grid sizes: effective bandwidth against hand-written
+/// fused loops and the copy bandwidth of the same run. Markdown to `out`, JSON lines.
+int run_tensor(const TensorOptions& opt, std::ostream& out);
+
 }  // namespace tessera::bench
