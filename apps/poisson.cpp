@@ -179,7 +179,7 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
   std::vector<double> x0(std::size_t(r.dofs), 0.0);
   for (index_t n : space.exterior_nodes()) x0[std::size_t(n)] = un[std::size_t(n)];
   auto x = Array<double, 1>::from("poisson/x", std::span<const double>(x0), exec.space());
-  if (exec.on_device()) fence("poisson/setup");
+  fence("poisson/setup");
   r.setup_s = std::chrono::duration<double>(Clock::now() - t0).count();
 
   const bool tty = isatty(fileno(stderr));
@@ -196,7 +196,7 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
   const auto t1 = Clock::now();
   const CgResult cr = cg([&](View<const double, 1> a, View<double, 1> y) { C.apply(a, y); }, inv.cview(),
                          rhs.cview(), x.view(), exec, co);
-  if (exec.on_device()) fence("poisson/solve");
+  fence("poisson/solve");
   r.solve_s = std::chrono::duration<double>(Clock::now() - t1).count();
   if (tty) std::fprintf(stderr, "\r%60s\r", "");
   r.iterations = cr.iterations;
@@ -205,11 +205,11 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
   {  // one operator apply, timed alone
     Array<double, 1> y("poisson/y", {r.dofs}, exec.space());
     K.apply(x.cview(), y.view());
-    if (exec.on_device()) fence("poisson/apply");
+    fence("poisson/apply");
     const auto ta = Clock::now();
     const int reps = 5;
     for (int k = 0; k < reps; ++k) K.apply(x.cview(), y.view());
-    if (exec.on_device()) fence("poisson/apply");
+    fence("poisson/apply");
     r.apply_ms = 1e3 * std::chrono::duration<double>(Clock::now() - ta).count() / reps;
   }
   const auto xh = x.to_host();

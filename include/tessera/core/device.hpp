@@ -35,7 +35,8 @@ const DeviceInfo& current_device();
 void set_sync_launches(bool on);
 bool sync_launches();
 
-/// Blocks the host until all device work has finished; checks for errors.
+/// Blocks the host until all device work has finished; checks for errors. Returns at once
+/// when no GPU is usable (CPU-only builds, or no device present).
 void fence(const char* where = "tessera::fence");
 
 }  // namespace tessera

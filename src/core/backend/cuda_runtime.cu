@@ -212,6 +212,7 @@ const DeviceInfo& current_device() {
 }
 
 void fence(const char* where) {
+  if (detail::cuda_api::device_count() == 0) return;  // no usable GPU: no device work to wait for
   cudaError_t err = cudaDeviceSynchronize();
   if (err != cudaSuccess)
     fail(where, ": device error ", cudaGetErrorName(err), " (", cudaGetErrorString(err),
