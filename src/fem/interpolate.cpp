@@ -295,6 +295,13 @@ InterpolationKernel Interpolator::kernel(Eval what, bool transpose) const {
 }
 
 int Interpolator::choose_epb(Eval what, bool transpose, std::string* source) const {
+  // The choice depends only on (what, transpose) for a given interpolator: computed once
+  // (tuning-cache lookup, device queries) and kept, so that repeated calls do no host work.
+  const std::size_t slot = (static_cast<unsigned>(what) & 7u) * 2 + (transpose ? 1 : 0);
+  if (epb_cache_[slot] > 0) {
+    if (source) *source = epb_source_[slot];
+    return epb_cache_[slot];
+  }
   int want = 0;
   std::string src;
   if (opt_.elements_per_block > 0) {
@@ -317,6 +324,8 @@ int Interpolator::choose_epb(Eval what, bool transpose, std::string* source) con
     want = m;
     src += " (reduced to fit)";
   }
+  epb_cache_[slot] = want;
+  epb_source_[slot] = src;
   if (source) *source = src;
   return want;
 }

@@ -85,7 +85,9 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, int d
         mesh, g, rule, exec, kind == OperatorKind::Mass ? GeometricFactorFlags::WDetJ : GeometricFactorFlags::D);
     const BasisTables t = tabulate(H1Basis(g, p), rule);
     const Eval what = kind == OperatorKind::Mass ? Eval::Values : Eval::ReferenceGradients;
-    QuadratureData qd = interp.allocate(what);
+    // Point buffers only for the composed path (the fused kernel keeps its point data in
+    // shared memory): at 8M DOFs they would hold ~1 GB that the fused path never touches.
+    QuadratureData qd = fused && is_tensor(g) ? QuadratureData{} : interp.allocate(what);
     parts_.push_back(Part{std::move(interp), std::move(gf), exec.on_device() ? t.B.to_device() : t.B,
                           exec.on_device() ? t.G.to_device() : t.G, std::move(qd)});
   }

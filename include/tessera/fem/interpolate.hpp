@@ -46,6 +46,7 @@
 /// not fit, the call throws tessera::Error naming the sizes.
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "tessera/core/array.hpp"
@@ -257,6 +258,8 @@ class Interpolator {
   mutable Array<double, 4> Jinv_;  // stored (ne, dim, sdim, nq)
   int corners_[8][3] = {};
   mutable Array<double, 3> scratch_;  // E-vector for integrate_add
+  mutable std::array<int, 16> epb_cache_{};          // chosen elements per block, by (what, transpose)
+  mutable std::array<std::string, 16> epb_source_;   // where each choice came from
 };
 
 /// Convenience: interpolation of u on the elements of geometry g of `space` at the points of
