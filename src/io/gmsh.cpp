@@ -152,6 +152,8 @@ struct GmshFile {
   void read_nodes_22();
   void read_elements_22();
   void read_entities_41();
+  std::pair<long long, long long> block_header_41(const std::string& item, std::size_t bin_item_bytes,
+                                                  std::size_t ascii_item_bytes);
   void read_nodes_41();
   void read_elements_41();
   void add_node(long long tag, const double* x, std::size_t where);
@@ -422,27 +424,34 @@ void GmshFile::read_entities_41() {
   expect_end("Entities", "the entity counts do not match the entities listed");
 }
 
-void GmshFile::read_nodes_41() {
-  r.end_line("$Nodes");
-  long long nblocks = 0, n = 0;
+/// The header of a 4.1 $Nodes or $Elements section: number of blocks, number of items and the
+/// tag range (skipped), with the counts checked against the rest of the file before anything
+/// is allocated (an item takes at least bin_item_bytes in binary, ascii_item_bytes in ASCII).
+std::pair<long long, long long> GmshFile::block_header_41(const std::string& item, std::size_t bin_item_bytes,
+                                                          std::size_t ascii_item_bytes) {
+  const std::string blocks = "the number of " + item + " blocks", items = "the number of " + item + "s";
   if (binary) {
     const std::size_t at = r.offset();
-    const std::uint64_t b = r.binary<std::uint64_t>("the number of node blocks");
-    const std::uint64_t nn = r.binary<std::uint64_t>("the number of nodes");
-    r.binary<std::uint64_t>("the smallest node tag");
-    r.binary<std::uint64_t>("the largest node tag");
-    if (b > r.remaining() / 20) r.fail_offset(at, "number of node blocks ", b, " does not fit into the rest of the file; the count is wrong or the file is truncated");
-    if (nn > r.remaining() / 32) r.fail_offset(at + 8, "number of nodes ", nn, " does not fit into the rest of the file; the count is wrong or the file is truncated");
-    nblocks = (long long)b;
-    n = (long long)nn;
-  } else {
-    nblocks = r.integer("the number of node blocks", 0, LLONG_MAX);
-    r.check_count(nblocks, 8, "the number of node blocks");
-    n = r.integer("the number of nodes", 0, LLONG_MAX);
-    r.check_count(n, 8, "the number of nodes");
-    r.integer("the smallest node tag", 0, LLONG_MAX);
-    r.integer("the largest node tag", 0, LLONG_MAX);
+    const std::uint64_t b = r.binary<std::uint64_t>(blocks.c_str());
+    const std::uint64_t nn = r.binary<std::uint64_t>(items.c_str());
+    r.binary<std::uint64_t>(("the smallest " + item + " tag").c_str());
+    r.binary<std::uint64_t>(("the largest " + item + " tag").c_str());
+    if (b > r.remaining() / 20) r.fail_offset(at, "number of ", item, " blocks ", b, " does not fit into the rest of the file; the count is wrong or the file is truncated");
+    if (nn > r.remaining() / bin_item_bytes) r.fail_offset(at + 8, "number of ", item, "s ", nn, " does not fit into the rest of the file; the count is wrong or the file is truncated");
+    return {(long long)b, (long long)nn};
   }
+  const long long nblocks = r.integer(blocks.c_str(), 0, LLONG_MAX);
+  r.check_count(nblocks, 8, blocks.c_str());
+  const long long n = r.integer(items.c_str(), 0, LLONG_MAX);
+  r.check_count(n, ascii_item_bytes, items.c_str());
+  r.integer(("the smallest " + item + " tag").c_str(), 0, LLONG_MAX);
+  r.integer(("the largest " + item + " tag").c_str(), 0, LLONG_MAX);
+  return {nblocks, n};
+}
+
+void GmshFile::read_nodes_41() {
+  r.end_line("$Nodes");
+  const auto [nblocks, n] = block_header_41("node", 32, 8);
   node_map.init(n);
   node_tags.reserve(std::size_t(n));
   xyz.reserve(std::size_t(3 * n));
@@ -510,25 +519,7 @@ void GmshFile::read_nodes_41() {
 
 void GmshFile::read_elements_41() {
   r.end_line("$Elements");
-  long long nblocks = 0, n = 0;
-  if (binary) {
-    const std::size_t at = r.offset();
-    const std::uint64_t b = r.binary<std::uint64_t>("the number of element blocks");
-    const std::uint64_t nn = r.binary<std::uint64_t>("the number of elements");
-    r.binary<std::uint64_t>("the smallest element tag");
-    r.binary<std::uint64_t>("the largest element tag");
-    if (b > r.remaining() / 20) r.fail_offset(at, "number of element blocks ", b, " does not fit into the rest of the file; the count is wrong or the file is truncated");
-    if (nn > r.remaining() / 16) r.fail_offset(at + 8, "number of elements ", nn, " does not fit into the rest of the file; the count is wrong or the file is truncated");
-    nblocks = (long long)b;
-    n = (long long)nn;
-  } else {
-    nblocks = r.integer("the number of element blocks", 0, LLONG_MAX);
-    r.check_count(nblocks, 8, "the number of element blocks");
-    n = r.integer("the number of elements", 0, LLONG_MAX);
-    r.check_count(n, 4, "the number of elements");
-    r.integer("the smallest element tag", 0, LLONG_MAX);
-    r.integer("the largest element tag", 0, LLONG_MAX);
-  }
+  const auto [nblocks, n] = block_header_41("element", 16, 4);
   el_type.reserve(std::size_t(n));
   el_attr.reserve(std::size_t(n));
   long long done = 0;
