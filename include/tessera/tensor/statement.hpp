@@ -15,12 +15,15 @@
 /// vectorized loop (`omp simd`) over the chunk.
 
 #include <algorithm>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/exec.hpp"
+#include "tessera/core/array.hpp"
 #include "tessera/core/forall.hpp"
+#include "tessera/core/memory.hpp"
 #include "tessera/tensor/expr.hpp"
 #include "tessera/tensor/field.hpp"
 
@@ -122,6 +125,17 @@ struct StatementKernel {
   index_t nchunks = 0;  // CPU: work items
   bool gpu_small = true;  // GPU: thread indices fit 32 bits
 
+  /// GPU: per LHS component, the right-hand side with every operand bound to its
+  /// component's storage (as the CPU path binds per chunk) and the output pointer, built once
+  /// on the host; without it every operand access would rank its component from the index
+  /// values at every grid point.
+  using Bound = decltype(std::declval<const E&>().bind(std::declval<const Env&>()));
+  struct Entry {
+    Bound r;
+    double* out;
+  };
+  const Entry* table = nullptr;
+
   TESSERA_HOST_DEVICE Env env_of(int c) const {
     constexpr LhsLabels LL = lhs_labels<L>();
     Env e{};
@@ -152,6 +166,11 @@ struct StatementKernel {
       x = xb * kTile + i % kTile;
     }
     if (x >= n) return;
+    if (table) {
+      const Entry& t = table[c];
+      apply<Op>(t.out[x], t.r(x));
+      return;
+    }
     const Env e = env_of(static_cast<int>(c));
     double* out = lhs.data + static_cast<index_t>(lhs.component(e)) * n;
     apply<Op>(out[x], rhs.eval(e, x));
@@ -311,6 +330,18 @@ class Statement {
       k.nchunks = (lhs_.n + k.chunk - 1) / k.chunk;
     } else {
       k.gpu_small = k.gpu_threads() <= index_t(0xffffffff);
+      using Entry = typename detail::StatementKernel<L, Op, E>::Entry;
+      if (table_.size() == 0) {  // built at the first GPU run, kept for the next ones
+        std::vector<Entry> h(static_cast<std::size_t>(plan_.count));
+        for (int c = 0; c < plan_.count; ++c) {
+          const Env e = k.env_of(c);
+          h[static_cast<std::size_t>(c)] = Entry{rhs_.bind(e), lhs_.data + static_cast<index_t>(lhs_.component(e)) * lhs_.n};
+        }
+        const std::size_t bytes = h.size() * sizeof(Entry);
+        table_ = Array<unsigned char, 1>("tensor/statement_table", {static_cast<index_t>(bytes)}, Space::Device);
+        tessera::detail::copy_bytes(table_.data(), Space::Device, h.data(), Space::Host, bytes);
+      }
+      k.table = reinterpret_cast<const Entry*>(table_.data());
     }
     return k;
   }
@@ -414,6 +445,7 @@ class Statement {
   E rhs_;
   detail::Plan plan_;
   int ne_ = 0;
+  mutable Array<unsigned char, 1> table_;  // GPU: StatementKernel::Entry per LHS component
   unsigned spaces_ = 0;  // bit s: an operand lives in Space s
   bool reads_lhs_ = false;
 };
