@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -26,6 +27,38 @@ namespace {
 
 using namespace tessera::fem;
 using Clock = std::chrono::steady_clock;
+
+/// The operator options of --quadrature and --geometry (throws tessera::Error on bad values).
+OperatorOptions operator_options(const PoissonOptions& opt) {
+  OperatorOptions o;
+  TESSERA_REQUIRE(opt.geometry == "stored" || opt.geometry == "onthefly", "poisson: --geometry '", opt.geometry,
+                  "' is not one of stored, onthefly");
+  o.geometry = opt.geometry == "stored" ? GeometrySource::Stored : GeometrySource::OnTheFly;
+  std::string q = opt.quadrature, deg;
+  if (const auto c = q.find(':'); c != std::string::npos) {
+    deg = q.substr(c + 1);
+    q = q.substr(0, c);
+  } else if (!q.empty() && std::isdigit(static_cast<unsigned char>(q[0]))) {
+    deg = q;
+    q = "gauss";
+  }
+  TESSERA_REQUIRE(q == "gauss" || q == "gll" || q == "gauss-lobatto", "poisson: --quadrature '", opt.quadrature,
+                  "' is not gauss, gll, a degree, or gauss:D / gll:D");
+  if (q != "gauss") o.quadrature = QuadratureType::GaussLobatto;
+  if (!deg.empty()) {
+    std::size_t used = 0;
+    int d = -1;
+    try {
+      d = std::stoi(deg, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    TESSERA_REQUIRE(used == deg.size() && d >= 0, "poisson: --quadrature '", opt.quadrature,
+                    "': the degree must be a non-negative integer");
+    o.degree = d;
+  }
+  return o;
+}
 
 constexpr Geometry kGeoms[] = {Geometry::Triangle, Geometry::Quadrilateral, Geometry::Tetrahedron,
                                Geometry::Hexahedron};
@@ -166,8 +199,13 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
     un[std::size_t(n)] = exact(dim, x);
     fn[std::size_t(n)] = dim * std::numbers::pi * std::numbers::pi * un[std::size_t(n)];
   });
-  const H1Operator K(space, OperatorKind::Diffusion, exec, opt.quadrature);
-  const H1Operator M(space, OperatorKind::Mass, exec, opt.quadrature);
+  const OperatorOptions ko = operator_options(opt);
+  // The load vector's mass matrix: the same rule, or Gauss q = p + 2 when the stiffness rule is
+  // Gauss-Lobatto (inexact for the mass matrix, refused by H1Operator).
+  OperatorOptions mo = ko;
+  if (mo.quadrature == QuadratureType::GaussLobatto) mo = OperatorOptions{-1, QuadratureType::Gauss, ko.geometry, true};
+  const H1Operator K(space, OperatorKind::Diffusion, exec, ko);
+  const H1Operator M(space, OperatorKind::Mass, exec, mo);
   const Constrained C(K, space.exterior_nodes());
   auto f = Array<double, 1>::from("poisson/f", std::span<const double>(fn), exec.space());
   auto ubc = Array<double, 1>::from("poisson/u_bc", std::span<const double>(un), exec.space());
@@ -236,17 +274,16 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
 
 int run_poisson(const PoissonOptions& opt, std::ostream& out) {
   TESSERA_REQUIRE(opt.order >= 1, "poisson: order must be >= 1 (got ", opt.order, ")");
-  TESSERA_REQUIRE(opt.geometry == "stored",
-                  "poisson: --geometry '", opt.geometry,
-                  "' is not available: the operator uses stored quadrature data (w det J J^-1 J^-T); "
-                  "on-the-fly geometry comes with the fused operator kernels");
+  const OperatorOptions oo = operator_options(opt);  // bad values: refused before any mesh is read
+  const std::string rule = std::string(oo.quadrature == QuadratureType::Gauss ? "gauss" : "gauss-lobatto") +
+                           (oo.degree >= 0 ? " degree " + std::to_string(oo.degree) : "");
   const Exec exec = Exec::parse(opt.backend);
   std::vector<Solved> levels;
   std::vector<fem::Mesh> meshes;
   const int nlev = opt.study > 0 ? opt.study + 1 : 1;
   if (!opt.json) {
     out << "tessera poisson: -lap u = f, u = prod_d sin(pi x_d), Dirichlet data on the boundary, order " << opt.order << ", backend " << to_string(exec.backend)
-        << "\n";
+        << ", quadrature " << rule << ", geometry " << opt.geometry << "\n";
   }
   nlohmann::json runs = nlohmann::json::array();
   int rc = 0;
@@ -256,7 +293,8 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
     levels.push_back(s);
     if (!s.converged) rc = 3;
     nlohmann::json j{{"mesh", opt.mesh},          {"refine", opt.refine + l},  {"order", opt.order},
-                     {"backend", to_string(exec.backend)}, {"elements", s.elements}, {"dofs", s.dofs},
+                     {"backend", to_string(exec.backend)}, {"quadrature", rule}, {"geometry", opt.geometry},
+                     {"elements", s.elements}, {"dofs", s.dofs},
                      {"iterations", s.iterations}, {"converged", s.converged}, {"rel_residual", s.rel_residual},
                      {"setup_s", s.setup_s},      {"solve_s", s.solve_s},      {"apply_ms", s.apply_ms},
                      {"gdofs_per_s_apply", s.dofs / (s.apply_ms * 1e6)},

@@ -12,8 +12,10 @@ struct PoissonOptions {
   int order = 3;                          ///< polynomial order p
   int refine = 0;                         ///< uniform refinements of the mesh
   std::string backend = "cpu";            ///< serial | openmp | cpu | cuda | gpu | auto
-  int quadrature = -1;                    ///< Gauss rule degree (-1: 2p + 3, q = p + 2 points)
-  std::string geometry = "stored";        ///< quadrature data: stored
+  /// "gauss" (q = p + 2 points), "gll" (Gauss-Lobatto, q = p + 1, collocated), a Gauss degree
+  /// ("7"), or either name with a degree ("gauss:7", "gll:9").
+  std::string quadrature = "gauss";
+  std::string geometry = "stored";        ///< geometric factors: stored or onthefly
   double tol = 1e-10;                     ///< CG relative tolerance
   int max_iters = 5000;                   ///< CG iteration limit
   std::string output;                     ///< .vtu file for u, u_exact, error ("" = none)

@@ -274,8 +274,15 @@ int main(int argc, char** argv) {
   pcmd->add_option("--order", pois.order, "Polynomial order p")->check(CLI::Range(1, 16))->capture_default_str();
   pcmd->add_option("--refine", pois.refine, "Uniform refinements")->check(CLI::Range(0, 10))->capture_default_str();
   pcmd->add_option("--backend", pois.backend, "serial | openmp | cpu | cuda | gpu | auto")->capture_default_str();
-  pcmd->add_option("--quadrature", pois.quadrature, "Gauss rule degree (-1: 2p + 3)")->capture_default_str();
-  pcmd->add_option("--geometry", pois.geometry, "Quadrature data: stored")->capture_default_str();
+  pcmd->add_option("--quadrature", pois.quadrature,
+                   "gauss (q = p + 2 points), gll (Gauss-Lobatto q = p + 1, collocated), a Gauss degree, or "
+                   "gauss:D / gll:D")
+      ->capture_default_str();
+  pcmd->add_option("--geometry", pois.geometry,
+                   "Geometric factors: stored (computed at setup) or onthefly (recomputed in the kernels from "
+                   "the vertices)")
+      ->check(CLI::IsMember({"stored", "onthefly"}))
+      ->capture_default_str();
   pcmd->add_option("--tol", pois.tol, "CG relative tolerance")->check(CLI::PositiveNumber)->capture_default_str();
   pcmd->add_option("--max-iters", pois.max_iters, "CG iteration limit")->check(CLI::Range(1, 100000000))
       ->capture_default_str();

@@ -490,18 +490,37 @@ void Interpolator::apply_operator(bool diffusion, const double* qdata, View<cons
   a.u = x.data();
   a.y_out = y.data();
   a.qdata = qdata;
+  a.on_the_fly = qdata == nullptr;
+  if (a.on_the_fly) {
+    TESSERA_REQUIRE(sdim_ == dim_, "fem::Interpolator::apply_operator: on-the-fly geometry on ", name(geom_),
+                    " elements needs a mesh of space dimension ", dim_, " (this mesh has ", sdim_,
+                    "); use stored quadrature data for embedded elements");
+    if (X_.size() == 0) {
+      const GeometricFactorKernel k(*mesh_, geom_, rule_, exec_);
+      k.check();  // inverted elements are named here rather than producing negative factors
+      X_ = k.coordinates();
+    }
+    if (wq_.size() == 0) {
+      Array<double, 1> w("interp_weights", {nq_});
+      for (int q = 0; q < nq_; ++q) w(q) = rule_.weights(q);
+      wq_ = exec_.on_device() ? w.to_device() : w;
+    }
+    a.X = X_.data();
+    a.wq = wq_.data();
+  }
   a.concurrent = exec_.backend != Backend::Serial;
   a.chunk = chunk();
   const int n1 = nd1_, m1 = nq1_, D = diffusion;
+  const int nx = a.on_the_fly ? a.chunk * nv_ * sdim_ : 0;
   SharedLayout c, it;
   c.add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0).add<double>(m1);
   if (dim_ == 2)
     it.add<int>(a.chunk * nd_).add<double>(2 * nd_).add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0)
-        .add<double>(nq_).add<double>(D ? nq_ : 0);
+        .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(nx);
   else
     it.add<int>(a.chunk * nd_).add<double>(2 * nd_).add<double>(n1 * n1 * m1).add<double>(D ? n1 * n1 * m1 : 0)
         .add<double>(n1 * m1 * m1).add<double>(D ? n1 * m1 * m1 : 0).add<double>(D ? n1 * m1 * m1 : 0)
-        .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(D ? nq_ : 0);
+        .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(D ? nq_ : 0).add<double>(nx);
   const Dim3 th = item_threads(geom_, nd_, nq_, nd1_, nq1_, 0);
   if (epb <= 0) epb = std::clamp(256 / (th.x * th.y * th.z), 1, 16);
   if (exec_.on_device()) {

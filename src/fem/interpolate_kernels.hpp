@@ -51,6 +51,7 @@ struct Args {
   bool tables_shared = true;    // simplex: tables copied to shared memory
   int chunk = 1;                // forward kernels: elements per item, processed one after the other
   const double* qdata = nullptr;  // fused operators: w det J (ne, nq) or D (ne, dim (dim + 1) / 2, nq)
+  const double* wq = nullptr;     // fused operators, on-the-fly geometry: the rule's weights (nq)
   double* y_out = nullptr;        // fused operators: global vector accumulated into
   bool concurrent = true;         // fused operators: atomic additions needed (not on the serial backend)
   const double* u = nullptr;    // forward: global vector
@@ -124,6 +125,15 @@ TESSERA_HOST_DEVICE inline void invert(const double J[3][3], double Ji[3][3]) {
     Ji[1][2] = (J[0][2] * J[1][0] - J[0][0] * J[1][2]) * s;
     Ji[2][2] = (J[0][0] * J[1][1] - J[0][1] * J[1][0]) * s;
   }
+}
+
+/// det J (Dim = 2 or 3).
+template <int Dim>
+TESSERA_HOST_DEVICE inline double determinant(const double J[3][3]) {
+  if constexpr (Dim == 2) return J[0][0] * J[1][1] - J[0][1] * J[1][0];
+  else
+    return J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) + J[0][1] * (J[1][2] * J[2][0] - J[1][0] * J[2][2]) +
+           J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
 }
 
 /// J^-1 at point q of element e: from the stored factors, or from the vertices in Xe at the

@@ -37,6 +37,17 @@ void pointwise(const Exec& exec, OperatorKind kind, const GeometricFactors& gf, 
   });
 }
 
+/// On-the-fly diffusion, composed: the physical gradients at the points times w det J.
+void scale_gradients(const Exec& exec, const GeometricFactors& gf, int comps, QuadratureData& qd) {
+  auto g = qd.gradients.view();
+  auto w = gf.wdetJ.cview();
+  const int dim = gf.dim;
+  forall("fem/operator_diffusion_qf_otf", exec, Bounds<3>{gf.num_elements, comps, gf.num_points},
+         TESSERA_LAMBDA(index_t e, index_t c, index_t q) {
+           for (int a = 0; a < dim; ++a) g(e, c, a, q) *= w(e, q);
+         });
+}
+
 /// Element diagonals: d(e, c, i) = sum_q factor * (phi_i)^2 or grad phi_i . D grad phi_i.
 void element_diagonal(const Exec& exec, OperatorKind kind, const GeometricFactors& gf, const Array<double, 2>& Bt,
                       const Array<double, 3>& Gt, View<double, 3> d) {
@@ -69,27 +80,45 @@ void fill(const Exec& exec, View<double, 1> y, double v) {
 namespace od = operator_detail;
 
 H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, int degree, bool fused)
-    : kind_(kind), exec_(exec), fused_(fused), n_(space.num_dofs()) {
+    : H1Operator(space, kind, exec, OperatorOptions{degree, QuadratureType::Gauss, GeometrySource::Stored, fused}) {}
+
+H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const OperatorOptions& options)
+    : kind_(kind), exec_(exec), opt_(options), mesh_(&space.mesh()), n_(space.num_dofs()) {
   const Mesh& mesh = space.mesh();
   const int p = space.order();
-  degree_ = degree < 0 ? 2 * p + 3 : degree;
-  TESSERA_REQUIRE(degree_ >= 2 * p, "fem::H1Operator (", name(kind), "): a quadrature of degree ", degree_,
-                  " does not integrate the order-", p, " mass matrix exactly (degree >= 2p = ", 2 * p, " needed)");
+  const bool gll = opt_.quadrature == QuadratureType::GaussLobatto;
+  degree_ = opt_.degree >= 0 ? opt_.degree : gll ? 2 * p - 1 : 2 * p + 3;
+  const bool mass = kind == OperatorKind::Mass;
+  const int exact = mass ? 2 * p : std::max(0, 2 * p - 2);
+  TESSERA_REQUIRE(degree_ >= exact, "fem::H1Operator (", name(kind), "): a quadrature of degree ", degree_,
+                  " does not integrate the order-", p, " ", name(kind), " matrix exactly (degree >= ",
+                  mass ? "2p = " : "2p - 2 = ", exact, " needed", gll && mass ? "; Gauss-Lobatto with q = p + 1 "
+                  "points (degree 2p - 1) is exact for diffusion only" : "", ")");
+  const bool otf = opt_.geometry == GeometrySource::OnTheFly;
   InterpolatorOptions io;
   io.use_tuning_cache = true;
+  io.geometry = otf ? GeometrySource::OnTheFly : GeometrySource::Stored;
   for (Geometry g : {Geometry::Triangle, Geometry::Quadrilateral, Geometry::Tetrahedron, Geometry::Hexahedron}) {
     if (mesh.num_elements(g) == 0 || fem::dim(g) != mesh.dim()) continue;
-    const QuadratureRule rule = quadrature(g, degree_);
+    const QuadratureRule rule = quadrature(g, degree_, opt_.quadrature);
     Interpolator interp(space, g, rule, exec, io);
-    GeometricFactors gf = geometric_factors(
-        mesh, g, rule, exec, kind == OperatorKind::Mass ? GeometricFactorFlags::WDetJ : GeometricFactorFlags::D);
+    const bool fused_part = opt_.fused && is_tensor(g);
+    // What apply reads: stored -> w det J or D; on the fly, fused -> nothing (the kernel
+    // recomputes both); on the fly, composed -> w det J (J^-1 comes from the interpolator).
+    GeometricFactors gf;
+    if (!otf)
+      gf = geometric_factors(mesh, g, rule, exec, mass ? GeometricFactorFlags::WDetJ : GeometricFactorFlags::D);
+    else if (!fused_part)
+      gf = geometric_factors(mesh, g, rule, exec, GeometricFactorFlags::WDetJ);
+    else
+      GeometricFactorKernel(mesh, g, rule, exec).check();  // inverted elements are named here
     const BasisTables t = tabulate(H1Basis(g, p), rule);
-    const Eval what = kind == OperatorKind::Mass ? Eval::Values : Eval::ReferenceGradients;
+    const Eval what = mass ? Eval::Values : otf ? Eval::Gradients : Eval::ReferenceGradients;
     // Point buffers only for the composed path (the fused kernel keeps its point data in
     // shared memory): at 8M DOFs they would hold ~1 GB that the fused path never touches.
-    QuadratureData qd = fused && is_tensor(g) ? QuadratureData{} : interp.allocate(what);
-    parts_.push_back(Part{std::move(interp), std::move(gf), exec.on_device() ? t.B.to_device() : t.B,
-                          exec.on_device() ? t.G.to_device() : t.G, std::move(qd)});
+    QuadratureData qd = fused_part ? QuadratureData{} : interp.allocate(what);
+    parts_.push_back(Part{std::move(interp), rule, std::move(gf), exec.on_device() ? t.B.to_device() : t.B,
+                          exec.on_device() ? t.G.to_device() : t.G, std::move(qd), fused_part});
   }
   TESSERA_REQUIRE(!parts_.empty(), "fem::H1Operator: the mesh has no triangles, quadrilaterals, tetrahedra or "
                                    "hexahedra of its dimension");
@@ -99,26 +128,35 @@ void H1Operator::apply(View<const double, 1> x, View<double, 1> y) const {
   TESSERA_REQUIRE(x.size() == n_ && y.size() == n_, "fem::H1Operator::apply: vectors of ", x.size(), " and ",
                   y.size(), " entries, expected ", n_);
   od::fill(exec_, y, 0.0);
-  const Eval what = kind_ == OperatorKind::Mass ? Eval::Values : Eval::ReferenceGradients;
+  const bool otf = opt_.geometry == GeometrySource::OnTheFly;
+  const bool diffusion = kind_ == OperatorKind::Diffusion;
+  const Eval what = !diffusion ? Eval::Values : otf ? Eval::Gradients : Eval::ReferenceGradients;
   for (const Part& part : parts_) {
-    if (fused_ && is_tensor(part.interp.geometry())) {
-      const bool diffusion = kind_ == OperatorKind::Diffusion;
-      part.interp.apply_operator(diffusion, diffusion ? part.gf.D.data() : part.gf.wdetJ.data(), x, y);
+    if (part.fused) {
+      const double* qdata = otf ? nullptr : diffusion ? part.gf.D.data() : part.gf.wdetJ.data();
+      part.interp.apply_operator(diffusion, qdata, x, y);
       continue;
     }
     part.interp.interpolate(x, what, part.qd);
-    od::pointwise(exec_, kind_, part.gf, part.interp.components(), part.qd);
+    if (otf && diffusion) od::scale_gradients(exec_, part.gf, part.interp.components(), part.qd);
+    else od::pointwise(exec_, kind_, part.gf, part.interp.components(), part.qd);
     part.interp.integrate_add(part.qd, what, y);
   }
 }
 
 Array<double, 1> H1Operator::diagonal() const {
   Array<double, 1> d("operator_diagonal", {n_}, exec_.space());
+  const bool mass = kind_ == OperatorKind::Mass;
+  const auto flag = mass ? GeometricFactorFlags::WDetJ : GeometricFactorFlags::D;
   for (const Part& part : parts_) {
     const auto& r = part.interp.restriction();
     Array<double, 3> de("operator_diagonal_e", {r.num_elements(), r.components(), r.nodes_per_element()},
                         exec_.space());
-    od::element_diagonal(exec_, kind_, part.gf, part.B, part.G, de.view());
+    // On the fly, apply holds no D (diffusion) or nothing at all (fused): computed here for
+    // the once-per-solve diagonal and released.
+    const bool have = mass ? part.gf.wdetJ.size() > 0 : part.gf.D.size() > 0;
+    const GeometricFactors gf = have ? part.gf : geometric_factors(*mesh_, part.interp.geometry(), part.rule, exec_, flag);
+    od::element_diagonal(exec_, kind_, gf, part.B, part.G, de.view());
     r.scatter_add(de.cview(), d.view());
   }
   return d;

@@ -5,13 +5,21 @@
 
 namespace tessera::fem::interp_detail {
 
+template <bool Diffusion, bool OnTheFly>
+void launch_operator_kind(const char* label, const Exec& exec, const Teams& t, Geometry g, const Args& a) {
+  if (g == Geometry::Quadrilateral)
+    launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { quad_operator<Diffusion, OnTheFly>(ctx, a); });
+  else
+    launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { hex_operator<Diffusion, OnTheFly>(ctx, a); });
+}
+
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a) {
-  if (g == Geometry::Quadrilateral) {
-    if (diffusion) launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { quad_operator<true>(ctx, a); });
-    else launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { quad_operator<false>(ctx, a); });
+  if (diffusion) {
+    if (a.on_the_fly) launch_operator_kind<true, true>(label, exec, t, g, a);
+    else launch_operator_kind<true, false>(label, exec, t, g, a);
   } else {
-    if (diffusion) launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { hex_operator<true>(ctx, a); });
-    else launch(label, exec, t, TESSERA_LAMBDA(TeamContext & ctx) { hex_operator<false>(ctx, a); });
+    if (a.on_the_fly) launch_operator_kind<false, true>(label, exec, t, g, a);
+    else launch_operator_kind<false, false>(label, exec, t, g, a);
   }
 }
 

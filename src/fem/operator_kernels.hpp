@@ -20,8 +20,43 @@ TESSERA_HOST_DEVICE inline void atomic_add(double* p, double v, bool concurrent)
 #endif
 }
 
-/// Quadrilaterals: Diffusion selects the operator (else mass).
-template <bool Diffusion>
+/// The operator's factor at point q of element e into F: the packed symmetric
+/// D = w det J J^-1 J^-T (Dim (Dim + 1) / 2 entries: 00, 01, (02,) 11, (12, 22)) for
+/// diffusion, w det J for mass. Stored: read from a.qdata. On the fly: J from the element's
+/// vertices Xe at the reference point xi (the first-order map), w from a.wq.
+template <int Dim, bool Diffusion, bool OnTheFly>
+TESSERA_HOST_DEVICE inline void point_factor(const Args& a, index_t e, int q, const double* Xe, const double* xi,
+                                             double* F) {
+  constexpr int NF = Diffusion ? Dim * (Dim + 1) / 2 : 1;
+  if constexpr (!OnTheFly) {
+TESSERA_INTERP_UNROLL
+    for (int k = 0; k < NF; ++k) F[k] = a.qdata[(e * NF + k) * a.nq + q];
+  } else {
+    double J[3][3];
+    tensor_jacobian<Dim>(a, Xe, xi, J);
+    const double wdet = a.wq[q] * determinant<Dim>(J);
+    if constexpr (!Diffusion) {
+      F[0] = wdet;
+    } else {
+      double Ji[3][3];
+      invert<Dim>(J, Ji);
+      int k = 0;
+TESSERA_INTERP_UNROLL
+      for (int r = 0; r < Dim; ++r)
+TESSERA_INTERP_UNROLL
+        for (int c = r; c < Dim; ++c) {
+          double s = 0;
+TESSERA_INTERP_UNROLL
+          for (int m = 0; m < Dim; ++m) s += Ji[r][m] * Ji[c][m];
+          F[k++] = wdet * s;
+        }
+    }
+  }
+}
+
+/// Quadrilaterals: Diffusion selects the operator (else mass); OnTheFly computes the point
+/// factors from the vertices instead of reading them.
+template <bool Diffusion, bool OnTheFly>
 TESSERA_HOST_DEVICE void quad_operator(TeamContext& ctx, const Args& a) {
   const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, nq = a.nq;
   auto B = ctx.shared_common<double>(n1 * m1);
@@ -33,9 +68,9 @@ TESSERA_HOST_DEVICE void quad_operator(TeamContext& ctx, const Args& a) {
   auto Ag = ctx.shared_item<double>(Diffusion ? n1 * m1 : 0);
   auto P0 = ctx.shared_item<double>(nq);       // point data: value or d/dxi_0
   auto P1 = ctx.shared_item<double>(Diffusion ? nq : 0);
+  auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
   load_tensor_tables(ctx, a, B, G, xq);
-  View<double, 1> none;
-  pipelined_steps(ctx, a, idxs, ub, none, [&](bool valid, index_t e, int c, const double* u, const double*) {
+  pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
     if (valid)
       for (int j : ctx.threads_y(n1))
         for (int qx : ctx.threads_x(m1)) {
@@ -60,12 +95,14 @@ TESSERA_HOST_DEVICE void quad_operator(TeamContext& ctx, const Args& a) {
             }
           }
           const int q = qy * m1 + qx;
+          const double xi[3] = {xq[qx], xq[qy], 0.0};
+          double F[3];
+          point_factor<2, Diffusion, OnTheFly>(a, e, q, Xe, xi, F);
           if (Diffusion) {
-            const double* D = a.qdata + e * 3 * nq + q;  // (00, 01, 11)
-            P0[q] = D[0] * gx + D[nq] * gy;
-            P1[q] = D[nq] * gx + D[2 * nq] * gy;
+            P0[q] = F[0] * gx + F[1] * gy;
+            P1[q] = F[1] * gx + F[2] * gy;
           } else {
-            P0[q] = a.qdata[e * nq + q] * s;
+            P0[q] = F[0] * s;
           }
         }
     ctx.sync();
@@ -99,8 +136,8 @@ TESSERA_HOST_DEVICE void quad_operator(TeamContext& ctx, const Args& a) {
   });
 }
 
-/// Hexahedra: Diffusion selects the operator (else mass).
-template <bool Diffusion>
+/// Hexahedra: as quad_operator.
+template <bool Diffusion, bool OnTheFly>
 TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, nq = a.nq;
   auto B = ctx.shared_common<double>(n1 * m1);
@@ -116,9 +153,9 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   auto P0 = ctx.shared_item<double>(nq);
   auto P1 = ctx.shared_item<double>(Diffusion ? nq : 0);
   auto P2 = ctx.shared_item<double>(Diffusion ? nq : 0);
+  auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
   load_tensor_tables(ctx, a, B, G, xq);
-  View<double, 1> none;
-  pipelined_steps(ctx, a, idxs, ub, none, [&](bool valid, index_t e, int c, const double* u, const double*) {
+  pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
     if (valid)
       for (int k : ctx.threads_z(n1))
         for (int j : ctx.threads_y(n1))
@@ -173,13 +210,15 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
               }
             }
             const int q = (qz * m1 + qy) * m1 + qx;
+            const double xi[3] = {xq[qx], xq[qy], xq[qz]};
+            double F[6];  // (00, 01, 02, 11, 12, 22)
+            point_factor<3, Diffusion, OnTheFly>(a, e, q, Xe, xi, F);
             if (Diffusion) {
-              const double* D = a.qdata + e * 6 * nq + q;  // (00, 01, 02, 11, 12, 22)
-              P0[q] = D[0] * gx + D[nq] * gy + D[2 * nq] * gz;
-              P1[q] = D[nq] * gx + D[3 * nq] * gy + D[4 * nq] * gz;
-              P2[q] = D[2 * nq] * gx + D[4 * nq] * gy + D[5 * nq] * gz;
+              P0[q] = F[0] * gx + F[1] * gy + F[2] * gz;
+              P1[q] = F[1] * gx + F[3] * gy + F[4] * gz;
+              P2[q] = F[2] * gx + F[4] * gy + F[5] * gz;
             } else {
-              P0[q] = a.qdata[e * nq + q] * s;
+              P0[q] = F[0] * s;
             }
           }
     ctx.sync();
@@ -244,7 +283,8 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   });
 }
 
-/// Launches the fused operator of geometry g (quadrilateral or hexahedron).
+/// Launches the fused operator of geometry g (quadrilateral or hexahedron); a.on_the_fly
+/// selects the geometry source.
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a);
 
 }  // namespace tessera::fem::interp_detail

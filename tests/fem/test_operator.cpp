@@ -43,14 +43,15 @@ double inverse(int dim, const std::array<std::array<double, 3>, 3>& J, double Ji
 /// y = K x with K assembled element by element on the host by quadrature (independent of the
 /// kernels: mesh Jacobians, H1Basis tables, dense element matrices).
 std::vector<double> assembled_apply(const H1Space& space, OperatorKind kind, int degree, const std::vector<double>& x,
-                                    std::vector<double>* diag = nullptr) {
+                                    std::vector<double>* diag = nullptr,
+                                    QuadratureType type = QuadratureType::Gauss) {
   const Mesh& mesh = space.mesh();
   std::vector<double> y(x.size(), 0.0);
   if (diag) diag->assign(x.size(), 0.0);
   for (Geometry g : {Geometry::Triangle, Geometry::Quadrilateral, Geometry::Tetrahedron, Geometry::Hexahedron}) {
     if (mesh.num_elements(g) == 0) continue;
     const int dim = fem::dim(g);
-    const QuadratureRule rule = quadrature(g, degree);
+    const QuadratureRule rule = quadrature(g, degree, type);
     const H1Basis basis(g, space.order());
     const BasisTables t = tabulate(basis, rule);
     const int nd = int(basis.size());
@@ -103,34 +104,70 @@ double max_abs(const std::vector<double>& v) {
 class OperatorTest : public tessera::test::BackendTest {};
 TESSERA_INSTANTIATE_BACKENDS(OperatorTest);
 
+/// Applies A (built with `opt`) to a random vector and compares y and the diagonal with the
+/// host-assembled matrix.
+void expect_matches_assembled(const H1Space& space, OperatorKind kind, const Exec& exec, const OperatorOptions& opt) {
+  const H1Operator A(space, kind, exec, opt);
+  const auto xh = random_vector(std::size_t(space.num_dofs()), 3);
+  auto x = Array<double, 1>::from("x", std::span<const double>(xh), exec.space());
+  Array<double, 1> y("y", {space.num_dofs()}, exec.space());
+  y.fill(std::nan(""));
+  A.apply(x.cview(), y.view());
+  std::vector<double> dref;
+  const auto ref = assembled_apply(space, kind, A.degree(), xh, &dref, opt.quadrature);
+  const auto got = to_vector(y);
+  // Same sums in another order: roundoff ~1e-15 of the largest entry; 1e-12 allows for the
+  // conditioning of the element matrices at p = 4.
+  const double tol = 1e-12 * std::max(1.0, max_abs(ref)) * 10;
+  for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(got[i], ref[i], tol) << "row " << i;
+  const auto d = to_vector(A.diagonal());
+  for (std::size_t i = 0; i < d.size(); ++i)
+    ASSERT_NEAR(d[i], dref[i], 1e-12 * std::max(1.0, max_abs(dref)) * 10) << "diagonal " << i;
+}
+
 TEST_P(OperatorTest, EqualsAssembledMatricesAndDiagonals) {
   for (const char* spec : kSpecs)
     for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion})
       for (int p : {1, 2, 4})
-        for (int comps : {1, 2})
-          for (bool fused : {true, false}) {
-          SCOPED_TRACE(std::string(spec) + " " + name(kind) + " p=" + std::to_string(p) + " c=" + std::to_string(comps) +
-                       (fused ? " fused" : " composed"));
+        for (int comps : {1, 3})
+          for (bool fused : {true, false})
+            for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
+              SCOPED_TRACE(std::string(spec) + " " + name(kind) + " p=" + std::to_string(p) +
+                           " c=" + std::to_string(comps) + (fused ? " fused " : " composed ") + name(gs));
+              const Mesh mesh = generate_mesh(spec);
+              const H1Space space(mesh, p, comps);
+              OperatorOptions opt;
+              opt.degree = p == 2 ? 2 * p : 2 * p + 3;  // the minimum and the default
+              opt.fused = fused;
+              opt.geometry = gs;
+              expect_matches_assembled(space, kind, exec(), opt);
+            }
+}
+
+TEST_P(OperatorTest, GaussLobattoCollocatedDiffusionEqualsAssembled) {
+  // BP5/BP6: q = p + 1 Gauss-Lobatto points (the basis nodes), exact for diffusion on affine
+  // elements only; both geometry sources, scalar and 3 components.
+  for (const char* spec : {"box:quad:3x2:perturb=0.2", "box:hex:2x2x1:perturb=0.2"})
+    for (int p : {1, 3, 5})
+      for (int comps : {1, 3})
+        for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
+          SCOPED_TRACE(std::string(spec) + " p=" + std::to_string(p) + " c=" + std::to_string(comps) + " " + name(gs));
           const Mesh mesh = generate_mesh(spec);
           const H1Space space(mesh, p, comps);
-          const int degree = p == 2 ? 2 * p : 2 * p + 3;  // the minimum and the default
-          const H1Operator A(space, kind, exec(), degree, fused);
-          const auto xh = random_vector(std::size_t(space.num_dofs()), 3);
-          auto x = Array<double, 1>::from("x", std::span<const double>(xh), exec().space());
-          Array<double, 1> y("y", {space.num_dofs()}, exec().space());
-          y.fill(std::nan(""));
-          A.apply(x.cview(), y.view());
-          std::vector<double> dref;
-          const auto ref = assembled_apply(space, kind, degree, xh, &dref);
-          const auto got = to_vector(y);
-          // Same sums in another order: roundoff ~1e-15 of the largest entry; 1e-12 allows for
-          // the conditioning of the element matrices at p = 4.
-          const double tol = 1e-12 * std::max(1.0, max_abs(ref)) * 10;
-          for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(got[i], ref[i], tol) << "row " << i;
-          const auto d = to_vector(A.diagonal());
-          for (std::size_t i = 0; i < d.size(); ++i)
-            ASSERT_NEAR(d[i], dref[i], 1e-12 * std::max(1.0, max_abs(dref)) * 10) << "diagonal " << i;
+          OperatorOptions opt;
+          opt.quadrature = QuadratureType::GaussLobatto;
+          opt.geometry = gs;
+          expect_matches_assembled(space, OperatorKind::Diffusion, exec(), opt);
         }
+}
+
+TEST_P(OperatorTest, RejectsGaussLobattoCollocatedMass) {
+  const Mesh mesh = generate_mesh("box:hex:2x2x1");
+  const H1Space space(mesh, 3, 1);
+  OperatorOptions opt;
+  opt.quadrature = QuadratureType::GaussLobatto;
+  EXPECT_ERROR_MENTIONS(H1Operator(space, OperatorKind::Mass, exec(), opt), "degree 5", "2p = 6",
+                        "exact for diffusion only");
 }
 
 TEST_P(OperatorTest, IsSymmetric) {

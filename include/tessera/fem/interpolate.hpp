@@ -215,8 +215,10 @@ class Interpolator {
   /// The fused operator y += A x on this geometry's elements in one launch (gather,
   /// interpolation, the point-wise factor, the transpose and an atomic scatter-add):
   /// diffusion with qdata = GeometricFactors::D, or mass with qdata = GeometricFactors::wdetJ,
-  /// both computed at this interpolator's rule. Quadrilaterals and hexahedra only. epb <= 0:
-  /// about 256 threads per block, reduced to fit shared memory.
+  /// both computed at this interpolator's rule. qdata = nullptr: on-the-fly geometry, the same
+  /// factors recomputed in the kernel at every point from the element's vertices (first-order
+  /// map; the mesh's space dimension must equal the elements'). Quadrilaterals and hexahedra
+  /// only. epb <= 0: about 256 threads per block, reduced to fit shared memory.
   void apply_operator(bool diffusion, const double* qdata, View<const double, 1> x, View<double, 1> y,
                       int epb = 0) const;
 
@@ -256,6 +258,7 @@ class Interpolator {
   Array<double, 1> x1d_;  // tensor: the rule's 1-D points
   mutable Array<double, 3> X_;     // vertex coordinates (ne, nv, sdim), on-the-fly physical gradients
   mutable Array<double, 4> Jinv_;  // stored (ne, dim, sdim, nq)
+  mutable Array<double, 1> wq_;    // the rule's weights (nq), for on-the-fly fused operators
   int corners_[8][3] = {};
   mutable Array<double, 3> scratch_;  // E-vector for integrate_add
   mutable std::array<int, 16> epb_cache_{};          // chosen elements per block, by (what, transpose)

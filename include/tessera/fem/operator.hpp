@@ -8,10 +8,16 @@
 ///     auto d = A.diagonal();                                            // for Jacobi
 ///
 /// Quadrilaterals and hexahedra use one fused kernel per apply (gather, sum-factorized
-/// interpolation, the stored factor w det J (mass) or D = w det J J^-1 J^-T (diffusion), the
+/// interpolation, the factor w det J (mass) or D = w det J J^-1 J^-T (diffusion), the
 /// transpose and an atomic scatter-add). Triangles and tetrahedra compose the interpolation
-/// kernels (interpolate.hpp): values or reference gradients at the points, the point-wise
-/// product, the transpose scatter-added into y (three launches, point data through memory).
+/// kernels (interpolate.hpp): values or gradients at the points, the point-wise product, the
+/// transpose scatter-added into y (three launches, point data through memory).
+///
+/// Geometry (OperatorOptions::geometry): Stored reads the factors computed at construction
+/// (1 number per point for mass, dim (dim + 1) / 2 for diffusion); OnTheFly recomputes them in
+/// the fused kernels from the element's vertices (first-order map), reading 8 vertices per
+/// hexahedron instead of 6 numbers per point. The composed path with OnTheFly computes J^-1 in
+/// the interpolation kernels from the vertices and reads only w det J (1 number per point).
 
 #include <functional>
 #include <vector>
@@ -21,6 +27,7 @@
 #include "tessera/fem/geometric_factors.hpp"
 #include "tessera/fem/h1_space.hpp"
 #include "tessera/fem/interpolate.hpp"
+#include "tessera/fem/quadrature.hpp"
 
 namespace tessera::fem {
 
@@ -32,15 +39,29 @@ enum class OperatorKind {
 /// "mass" or "diffusion".
 const char* name(OperatorKind k);
 
+/// Options of an H1Operator.
+struct OperatorOptions {
+  /// Quadrature degree; -1: q = p + 2 Gauss points per direction (degree 2p + 3), or with
+  /// Gauss–Lobatto q = p + 1 points (degree 2p - 1, the nodes of the basis: "collocated").
+  int degree = -1;
+  QuadratureType quadrature = QuadratureType::Gauss;
+  /// Where the geometric factors come from (see the file comment).
+  GeometrySource geometry = GeometrySource::Stored;
+  /// Quadrilaterals and hexahedra: one kernel per apply instead of the three-launch
+  /// composition (simplices always compose).
+  bool fused = true;
+};
+
 /// A matrix-free operator on the global vectors of an H1Space (see the file comment).
 class H1Operator {
  public:
   /// The operator of `kind` on every element of space.mesh() (elements whose dimension is the
-  /// mesh's), with a Gauss rule of `degree` on each geometry (default -1: 2p + 3, i.e. q = p + 2
-  /// points per direction). Throws tessera::Error when a rule is too small to integrate the
-  /// mass matrix exactly on affine elements (degree < 2p), or an element is inverted.
-  /// `fused`: on quadrilaterals and hexahedra, one kernel per apply (Interpolator::apply_operator)
-  /// instead of the three-launch composition (simplices always compose).
+  /// mesh's). Throws tessera::Error when the rule is too small to integrate the operator
+  /// exactly on affine elements (mass: degree < 2p; diffusion: degree < 2p - 2), or an element
+  /// is inverted.
+  H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const OperatorOptions& options);
+  /// The same with a Gauss rule of `degree` (-1: q = p + 2), stored geometry, `fused` as in
+  /// OperatorOptions.
   H1Operator(const H1Space& space, OperatorKind kind, Exec exec = Exec::best(), int degree = -1,
              bool fused = true);
 
@@ -50,6 +71,7 @@ class H1Operator {
   index_t size() const { return n_; }
   /// Quadrature degree used.
   int degree() const { return degree_; }
+  const OperatorOptions& options() const { return opt_; }
 
   /// y = A x (y overwritten); global vectors of size() entries in exec's memory space.
   void apply(View<const double, 1> x, View<double, 1> y) const;
@@ -59,14 +81,17 @@ class H1Operator {
  private:
   struct Part {
     Interpolator interp;
-    GeometricFactors gf;
+    QuadratureRule rule;
+    GeometricFactors gf;  // what apply reads: none (fused, on the fly), wdetJ or D
     Array<double, 2> B;  // (nq, nd) basis values at the points (exec's space), for the diagonal
     Array<double, 3> G;  // (nq, nd, dim) reference gradients
     mutable QuadratureData qd;
+    bool fused = false;
   };
   OperatorKind kind_;
   Exec exec_;
-  bool fused_ = true;
+  OperatorOptions opt_;
+  const Mesh* mesh_ = nullptr;
   int degree_ = 0;
   index_t n_ = 0;
   std::vector<Part> parts_;
