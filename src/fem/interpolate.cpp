@@ -485,10 +485,32 @@ void Interpolator::apply_operator(bool diffusion, const double* qdata, View<cons
                            "hexahedra; this interpolator is on ", name(geom_));
   check_vector(exec_, "apply_operator", "input vector", x.data(), x.size(), index_t(comps_) * nn_);
   check_vector(exec_, "apply_operator", "output vector", y.data(), y.size(), index_t(comps_) * nn_);
+  run_operator(diffusion, qdata, x.data(), y.data(), false, epb);
+}
+
+void Interpolator::apply_operator_element(bool diffusion, const double* qdata, View<const double, 3> xe,
+                                          View<double, 3> ye, int epb) const {
+  TESSERA_REQUIRE(tensor_, "fem::Interpolator::apply_operator_element: fused operators exist for quadrilaterals "
+                           "and hexahedra; this interpolator is on ", name(geom_));
+  const auto check = [&](const char* what, index_t e0, index_t e1, index_t e2, const void* data, index_t size) {
+    if (e0 != ne_ || e1 != comps_ || e2 != nd_)
+      fail("fem::Interpolator::apply_operator_element (", name(geom_), "): the ", what, " E-vector has extents (",
+           e0, ", ", e1, ", ", e2, "), expected (elements, components, nodes per element) = (", ne_, ", ", comps_,
+           ", ", nd_, ")");
+    check_vector(exec_, "apply_operator_element", what, data, size, size);
+  };
+  check("input", xe.extent(0), xe.extent(1), xe.extent(2), xe.data(), xe.size());
+  check("output", ye.extent(0), ye.extent(1), ye.extent(2), ye.data(), ye.size());
+  run_operator(diffusion, qdata, xe.data(), ye.data(), true, epb);
+}
+
+void Interpolator::run_operator(bool diffusion, const double* qdata, const double* x, double* y, bool element,
+                                int epb) const {
   ia::Args a;
   fill_args(a);
-  a.u = x.data();
-  a.y_out = y.data();
+  a.u = x;
+  a.y_out = y;
+  if (element) a.idx = nullptr;
   a.qdata = qdata;
   a.on_the_fly = qdata == nullptr;
   if (a.on_the_fly) {

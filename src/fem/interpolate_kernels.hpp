@@ -40,7 +40,7 @@ struct PointMap {
 struct Args {
   int dim = 0, sdim = 0, comps = 1, nd = 0, nq = 0, nd1 = 0, nq1 = 0, nv = 0;
   index_t ne = 0, nn = 0;
-  const int* idx = nullptr;     // (ne, nd)
+  const int* idx = nullptr;     // (ne, nd); fused operators: nullptr for E-vector input and output
   const double* Bt = nullptr;   // tensor (nd1, nq1); simplex forward (nd, nq), transpose (nq, nd)
   const double* Gt = nullptr;   // tensor (nd1, nq1); simplex forward (dim, nd, nq), transpose (dim, nq, nd)
   const double* x1d = nullptr;  // tensor: 1-D points (nq1)
@@ -235,7 +235,8 @@ TESSERA_HOST_DEVICE inline ItemElements item_elements(const TeamContext& ctx, co
 /// into shared memory; ends with a barrier.
 TESSERA_HOST_DEVICE inline void load_item_maps(TeamContext& ctx, const Args& a, const ItemElements& it,
                                                View<int, 1> idxs, View<double, 1> Xs) {
-  for (int n : ctx.item_threads(it.count * a.nd)) copy_async(&idxs[n], &a.idx[it.first * a.nd + n]);
+  if (a.idx)
+    for (int n : ctx.item_threads(it.count * a.nd)) copy_async(&idxs[n], &a.idx[it.first * a.nd + n]);
   if (Xs.size() > 0) {
     const int nx = a.nv * a.sdim;
     for (int n : ctx.item_threads(it.count * nx)) copy_async(&Xs[n], &a.X[it.first * nx + n]);
@@ -269,8 +270,13 @@ TESSERA_HOST_DEVICE void pipelined_steps(TeamContext& ctx, const Args& a, View<i
   const int steps = a.chunk * a.comps;
   const auto issue = [&](int st) {
     const int k = st / a.comps, c = st - k * a.comps;
-    if (k < it.count)
-      for (int n : ctx.item_threads(nd)) copy_async(&ub[(st & 1) * nd + n], &a.u[c * a.nn + idxs[k * nd + n]]);
+    if (k < it.count) {
+      if (a.idx)
+        for (int n : ctx.item_threads(nd)) copy_async(&ub[(st & 1) * nd + n], &a.u[c * a.nn + idxs[k * nd + n]]);
+      else  // element-level input: an E-vector (ne, comps, nd)
+        for (int n : ctx.item_threads(nd))
+          copy_async(&ub[(st & 1) * nd + n], &a.u[((it.first + k) * a.comps + c) * nd + n]);
+    }
     async_commit();
   };
   issue(0);

@@ -144,6 +144,17 @@ void H1Operator::apply(View<const double, 1> x, View<double, 1> y) const {
   }
 }
 
+void H1Operator::apply_element(View<const double, 3> xe, View<double, 3> ye) const {
+  TESSERA_REQUIRE(parts_.size() == 1 && parts_[0].fused,
+                  "fem::H1Operator::apply_element: element-level applies need a mesh of quadrilaterals or "
+                  "hexahedra only and the fused kernels (OperatorOptions::fused)");
+  const Part& part = parts_[0];
+  const bool otf = opt_.geometry == GeometrySource::OnTheFly;
+  const bool diffusion = kind_ == OperatorKind::Diffusion;
+  const double* qdata = otf ? nullptr : diffusion ? part.gf.D.data() : part.gf.wdetJ.data();
+  part.interp.apply_operator_element(diffusion, qdata, xe, ye);
+}
+
 Array<double, 1> H1Operator::diagonal() const {
   Array<double, 1> d("operator_diagonal", {n_}, exec_.space());
   const bool mass = kind_ == OperatorKind::Mass;

@@ -54,6 +54,14 @@ TESSERA_INTERP_UNROLL
   }
 }
 
+/// The operator's result s for local node i of element e, component c: scatter-added into the
+/// global vector, or stored into the E-vector (ne, comps, nd) when the kernel runs element by
+/// element (a.idx == nullptr).
+TESSERA_HOST_DEVICE inline void store_result(const Args& a, const int* idxs, index_t e, int c, int i, double s) {
+  if (a.idx) atomic_add(&a.y_out[c * a.nn + idxs[i]], s, a.concurrent);
+  else a.y_out[(e * a.comps + c) * a.nd + i] = s;
+}
+
 /// Quadrilaterals: Diffusion selects the operator (else mass); OnTheFly computes the point
 /// factors from the vertices instead of reading them.
 template <bool Diffusion, bool OnTheFly>
@@ -131,7 +139,7 @@ TESSERA_HOST_DEVICE void quad_operator(TeamContext& ctx, const Args& a) {
             s += B[i * m1 + qx] * A[j * m1 + qx];
             if (Diffusion) s += G[i * m1 + qx] * Ag[j * m1 + qx];
           }
-          atomic_add(&a.y_out[c * a.nn + idxs[(e - ctx.item() * a.chunk) * nd + j * n1 + i]], s, a.concurrent);
+          store_result(a, &idxs[(e - ctx.item() * a.chunk) * nd], e, c, j * n1 + i, s);
         }
   });
 }
@@ -277,8 +285,7 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
               s += B[i * m1 + qx] * A[row + qx];
               if (Diffusion) s += G[i * m1 + qx] * Ag[row + qx];
             }
-            atomic_add(&a.y_out[c * a.nn + idxs[(e - ctx.item() * a.chunk) * nd + (k * n1 + j) * n1 + i]], s,
-                       a.concurrent);
+            store_result(a, &idxs[(e - ctx.item() * a.chunk) * nd], e, c, (k * n1 + j) * n1 + i, s);
           }
   });
 }

@@ -221,6 +221,10 @@ class Interpolator {
   /// only. epb <= 0: about 256 threads per block, reduced to fit shared memory.
   void apply_operator(bool diffusion, const double* qdata, View<const double, 1> x, View<double, 1> y,
                       int epb = 0) const;
+  /// The same operator element by element (CEED's "BK" problems): ye = A_e xe for E-vectors
+  /// (elements, components, nodes per element), ye overwritten, no gather or scatter.
+  void apply_operator_element(bool diffusion, const double* qdata, View<const double, 3> xe, View<double, 3> ye,
+                              int epb = 0) const;
 
   /// Largest elements per block that fits the device's shared memory and thread limits
   /// (CPU backends: 64).
@@ -232,6 +236,7 @@ class Interpolator {
   int choose_epb(Eval what, bool transpose, std::string* source) const;
   void run(int epb, bool transpose, Eval what, const double* u, const QuadratureData& qd, double* e_out) const;
   void ensure_geometry() const;
+  void run_operator(bool diffusion, const double* qdata, const double* x, double* y, bool element, int epb) const;
   void fill_args(interp_detail::Args& a) const;
   /// Elements per item of the forward kernels: the option, else 512 / nodes per element in
   /// 1..8 (8 up to p = 3 hexahedra; large elements keep their index maps in shared memory small).

@@ -75,6 +75,10 @@ class H1Operator {
 
   /// y = A x (y overwritten); global vectors of size() entries in exec's memory space.
   void apply(View<const double, 1> x, View<double, 1> y) const;
+  /// Element-level apply (CEED's "BK" problems): ye = A_e xe on every element, for E-vectors
+  /// (elements, components, nodes per element) in exec's space (ye overwritten; no gather or
+  /// scatter). Meshes of quadrilaterals or hexahedra only, with the fused kernels.
+  void apply_element(View<const double, 3> xe, View<double, 3> ye) const;
   /// The diagonal of A (computed element by element from the basis tables, not assembled).
   Array<double, 1> diagonal() const;
 
