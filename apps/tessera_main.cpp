@@ -368,16 +368,33 @@ int main(int argc, char** argv) {
   auto* binterp = bench->add_subcommand(
       "interpolate", "Values/gradients at quadrature points: time vs elements per block, bandwidth vs copy");
   add_interp_options(binterp, interp_opt);
-  tessera::bench::BpOptions bp_opt;
-  auto* bbp = bench->add_subcommand("bp", "CEED BP1-BP4 operator apply on hexahedra: fused and composed, GDOF/s vs roofline");
-  bbp->add_option("--backend", bp_opt.backend, "serial | openmp | cuda | auto")->capture_default_str();
-  bbp->add_option("--orders", bp_opt.orders, "Comma-separated orders")->capture_default_str();
-  bbp->add_option("--problems", bp_opt.problems, "Comma-separated bp1..bp4")->capture_default_str();
-  bbp->add_option("--dofs", bp_opt.dofs, "About this many DOFs per mesh")->check(CLI::Range(1e3, 1e9))
+  tessera::bench::BpOptions bp_opt, bk_opt, tune_op_opt;
+  const auto add_bp_options = [](CLI::App* cmd, tessera::bench::BpOptions& o, const char* family) {
+    cmd->add_option("--backend", o.backend, "serial | openmp | cuda | auto")->capture_default_str();
+    cmd->add_option("--orders", o.orders, "Comma-separated orders")->capture_default_str();
+    cmd->add_option("--problems", o.problems, std::string("Comma-separated ") + family + "1.." + family + "6")
+        ->capture_default_str();
+    cmd->add_option("--geometry", o.geometry, "stored, onthefly or both (comma-separated)")->capture_default_str();
+    cmd->add_option("--elements", o.elements, "Mesh elements: hex | tet | quad | tri (box meshes)")
+        ->check(CLI::IsMember({"hex", "tet", "quad", "tri"}))
+        ->capture_default_str();
+    cmd->add_option("--dofs", o.dofs, "About this many scalar DOFs per mesh")->check(CLI::Range(1e2, 1e9))
+        ->capture_default_str();
+    cmd->add_option("--sizes", o.sizes, "Comma-separated DOF counts: a size sweep (overrides --dofs)");
+    cmd->add_option("--reps", o.reps, "Timed repetitions (median)")->check(CLI::Range(1, 100000))
+        ->capture_default_str();
+    cmd->add_option("--json", o.json, "Append results as JSON lines to this file");
+  };
+  auto* bbp = bench->add_subcommand(
+      "bp", "CEED BP1-BP6: operator apply and CG iteration, GDOF/s vs roofline, stored and on-the-fly geometry");
+  add_bp_options(bbp, bp_opt, "bp");
+  bbp->add_option("--cg-iters", bp_opt.cg_iters, "Jacobi-CG iterations timed per case (0: no CG)")
+      ->check(CLI::Range(0, 100000))
       ->capture_default_str();
-  bbp->add_option("--reps", bp_opt.reps, "Timed repetitions (median)")->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  bbp->add_option("--json", bp_opt.json, "Append results as JSON lines to this file");
+  auto* bbk = bench->add_subcommand("bk", "CEED BK1-BK6: element-level operator apply (E-vector to E-vector)");
+  bk_opt.problems = "bk1,bk2,bk3,bk4,bk5,bk6";
+  bk_opt.element = true;
+  add_bp_options(bbk, bk_opt, "bk");
   auto* tune = app.add_subcommand("tune", "Measure launch parameters on this device and store them in the tuning cache");
   tune->require_subcommand(1);
   auto* tinterp = tune->add_subcommand(
@@ -385,6 +402,13 @@ int main(int argc, char** argv) {
   tune_opt.transpose = true;  // tune both directions by default
   tune_opt.reps = 5;
   add_interp_options(tinterp, tune_opt);
+  auto* toper = tune->add_subcommand(
+      "operators", "Sweep elements per block of the fused operator kernels (BP1-BP6) and store the fastest");
+  tune_op_opt.tune = true;
+  tune_op_opt.reps = 5;
+  tune_op_opt.dofs = 2e6;
+  add_bp_options(toper, tune_op_opt, "bp");
+  toper->add_option("--cache", tune_op_opt.cache, "Tuning cache file (default: TESSERA_TUNING_CACHE or ~/.cache/tessera)");
 
   CLI11_PARSE(app, argc, argv);
   const bool mesh_command = info_cmd->parsed() || conv_cmd->parsed() || pcmd->parsed();
@@ -402,6 +426,8 @@ int main(int argc, char** argv) {
     if (btensor->parsed()) rc = tessera::bench::run_tensor(tensor_opt, std::cout);
     if (binterp->parsed()) rc = tessera::bench::run_interpolate(interp_opt, std::cout);
     if (bbp->parsed()) rc = tessera::bench::run_bp(bp_opt, std::cout);
+    if (bbk->parsed()) rc = tessera::bench::run_bp(bk_opt, std::cout);
+    if (toper->parsed()) rc = tessera::bench::run_bp(tune_op_opt, std::cout);
     if (tinterp->parsed()) {
       tune_opt.tune = true;
       rc = tessera::bench::run_interpolate(tune_opt, std::cout);

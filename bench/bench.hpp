@@ -64,13 +64,23 @@ struct InterpolateOptions {
 struct BpOptions {
   std::string backend = "auto";      ///< serial | openmp | cuda | auto
   std::string orders = "1,2,3,4,5,6,7,8";
-  std::string problems = "bp1,bp3";  ///< bp1..bp4
-  double dofs = 8e6;                 ///< about this many DOFs per mesh (scalar count)
+  std::string problems = "bp1,bp2,bp3,bp4,bp5,bp6";  ///< bp1..bp6 (bk1..bk6 with element)
+  std::string geometry = "stored,onthefly";         ///< stored and/or onthefly
+  std::string elements = "hex";      ///< hex | tet | quad | tri
+  double dofs = 8e6;                 ///< about this many scalar DOFs per mesh
+  std::string sizes;                 ///< comma-separated DOF counts (a size sweep; overrides dofs)
   int reps = 10;
+  int cg_iters = 20;                 ///< BP: time this many Jacobi-CG iterations (0: skip)
+  bool element = false;              ///< BK: E-vector to E-vector
+  bool tune = false;                 ///< sweep elements per block and store the best (tune operators)
+  std::string cache;                 ///< tuning cache file (tune)
   std::string json;
 };
 
-/// CEED bake-off problems BP1-BP4 on hexahedra: fused and composed operator apply.
+/// CEED bake-off problems BP1-BP6 (or BK1-BK6 with `element`) with the fused operator kernels
+/// on hexahedra (or another element type): apply and CG-iteration GDOF/s against the roofline,
+/// stored and on-the-fly geometry. With `tune`, sweeps elements per block and stores the best
+/// in the tuning cache.
 int run_bp(const BpOptions& opt, std::ostream& out);
 
 /// Interpolation at quadrature points: time for every elements-per-block value, the best,

@@ -1,16 +1,22 @@
-// tessera bench bp: operator apply (global vector -> global vector) of the CEED bake-off
-// problems on hexahedral meshes: BP1 mass scalar, BP2 mass 3 components, BP3 diffusion
-// scalar, BP4 diffusion 3 components, all with q = p + 2 Gauss points per direction and stored
-// quadrature data; the fused kernel and the three-launch composition side by side, against
-// the copy bandwidth of the same run.
+// tessera bench bp / bench bk / tune operators: the CEED bake-off problems with the fused
+// operator kernels.
 //
-// Roofline bytes per apply (DESIGN.md, stored data): elements * q^3 * 8 * factors (6 for
-// diffusion, 1 for mass) + elements * (p + 1)^3 * 4 (index map) + DOFs * 16 (x read, y
-// written).
+// BP1 mass, scalar, q = p + 2 Gauss; BP2 its 3-component version; BP3 diffusion, scalar,
+// q = p + 2 Gauss; BP4 its 3-component version; BP5 diffusion, scalar, q = p + 1 Gauss-Lobatto
+// (collocated with the nodes); BP6 its 3-component version. BP: global vector -> global vector
+// (gather and scatter fused); BK: the same per element, E-vector -> E-vector.
+//
+// Roofline bytes per apply (DESIGN.md), F factors per point (mass 1; diffusion 6 in 3-D, 3 in
+// 2-D), index maps 4 bytes per element node:
+//   BP stored:     elements * q^dim * 8 * F + elements * nd * 4 + DOFs * 16
+//   BP on the fly: elements * vertices * dim * 8 + elements * nd * 4 + DOFs * 16
+//   BK:            elements * nd * components * 16 + (stored) elements * q^dim * 8 * F
+//                  or (on the fly) elements * vertices * dim * 8
+// 'DOFs' counts every component. GDOF/s = DOFs / time.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <iomanip>
+#include <map>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -21,72 +27,238 @@
 #include "bench.hpp"
 #include "bench_util.hpp"
 #include "tessera/core.hpp"
+#include "tessera/core/tuning.hpp"
+#include "tessera/fem/basis.hpp"
 #include "tessera/fem/operator.hpp"
+#include "tessera/fem/reference_element.hpp"
+#include "tessera/fem/restriction.hpp"
 
 namespace tessera::bench {
 
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string w;
+  while (std::getline(ss, w, ','))
+    if (!w.empty()) out.push_back(w);
+  return out;
+}
+
+struct Problem {
+  int number = 1;  // 1..6
+  bool element = false;
+  bool diffusion() const { return number >= 3; }
+  int components() const { return number % 2 == 0 ? 3 : 1; }
+  bool lobatto() const { return number >= 5; }
+  std::string name() const { return (element ? "BK" : "BP") + std::to_string(number); }
+};
+
+Problem parse_problem(const std::string& w, bool element) {
+  std::string l = w;
+  for (auto& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const bool bk = l.rfind("bk", 0) == 0, bp = l.rfind("bp", 0) == 0;
+  int k = 0;
+  if ((bk || bp) && l.size() == 3 && l[2] >= '1' && l[2] <= '6') k = l[2] - '0';
+  TESSERA_REQUIRE(k >= 1, "bench ", element ? "bk" : "bp", ": problem '", w, "' is not one of ",
+                  element ? "bk1..bk6" : "bp1..bp6");
+  return Problem{k, element};
+}
+
+fem::Geometry parse_elements(const std::string& e) {
+  if (e == "hex") return fem::Geometry::Hexahedron;
+  if (e == "tet") return fem::Geometry::Tetrahedron;
+  if (e == "quad") return fem::Geometry::Quadrilateral;
+  if (e == "tri") return fem::Geometry::Triangle;
+  fail("bench bp: --elements '", e, "' is not one of hex, tet, quad, tri");
+}
+
+/// A structured box mesh of about `dofs` scalar DOFs at order p.
+fem::Mesh box_mesh(fem::Geometry g, int p, double dofs) {
+  const bool three = fem::dim(g) == 3;
+  const double root = three ? std::cbrt(dofs) : std::sqrt(dofs);
+  const int n = std::max(1, static_cast<int>(std::lround((root - 1) / p)));
+  std::ostringstream spec;
+  spec << "box:" << (g == fem::Geometry::Hexahedron ? "hex" : g == fem::Geometry::Tetrahedron ? "tet"
+                     : g == fem::Geometry::Quadrilateral ? "quad" : "tri")
+       << ":" << n << "x" << n;
+  if (three) spec << "x" << n;
+  return fem::generate_mesh(spec.str());
+}
+
+/// Three significant digits.
+std::string sig3(double v) {
+  std::ostringstream o;
+  o << std::setprecision(3) << v;
+  return o.str();
+}
+
+/// Elements per block to try in a sweep: 1, 2, 3, 4, 6, 8, 12, 16, ... up to `max`.
+std::vector<int> sweep_values(int max) {
+  std::vector<int> v;
+  for (int b = 1; b <= max; b *= 2) {
+    v.push_back(b);
+    if (b >= 2 && b + b / 2 <= max) v.push_back(b + b / 2);
+  }
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+}  // namespace
+
 int run_bp(const BpOptions& opt, std::ostream& out) {
   TESSERA_REQUIRE(opt.reps >= 1, "bench bp: reps must be >= 1");
-  TESSERA_REQUIRE(opt.dofs >= 1000, "bench bp: dofs must be >= 1000");
   const Exec exec = Exec::parse(opt.backend);
+  const char* cmd = opt.tune ? "tune operators" : opt.element ? "bench bk" : "bench bp";
   std::vector<int> orders;
-  {
-    std::stringstream ss(opt.orders);
-    std::string w;
-    while (std::getline(ss, w, ','))
-      if (!w.empty()) orders.push_back(std::stoi(w));
+  for (const auto& w : split(opt.orders)) orders.push_back(std::stoi(w));
+  std::vector<Problem> problems;
+  for (const auto& w : split(opt.problems)) problems.push_back(parse_problem(w, opt.element));
+  std::vector<fem::GeometrySource> geoms;
+  for (const auto& w : split(opt.geometry)) {
+    TESSERA_REQUIRE(w == "stored" || w == "onthefly", cmd, ": --geometry '", w, "' is not stored or onthefly");
+    geoms.push_back(w == "stored" ? fem::GeometrySource::Stored : fem::GeometrySource::OnTheFly);
   }
-  std::vector<int> bps;
-  {
-    std::stringstream ss(opt.problems);
-    std::string w;
-    while (std::getline(ss, w, ',')) {
-      if (w.empty()) continue;
-      const int k = std::stoi(w.substr(w.rfind('p') + 1));
-      TESSERA_REQUIRE(k >= 1 && k <= 4, "bench bp: problem '", w, "' is not one of bp1..bp4");
-      bps.push_back(k);
-    }
-  }
+  std::vector<double> sizes;
+  for (const auto& w : split(opt.sizes)) sizes.push_back(std::stod(w));
+  if (sizes.empty()) sizes.push_back(opt.dofs);
+  for (double d : sizes) TESSERA_REQUIRE(d >= 100, cmd, ": sizes must be >= 100 DOFs, got ", d);
+  const fem::Geometry eg = parse_elements(opt.elements);
+  const bool tensor = fem::is_tensor(eg);
+  TESSERA_REQUIRE(tensor || !opt.element, cmd, ": element-level (BK) applies exist for quad and hex meshes only");
+  TESSERA_REQUIRE(tensor || !opt.tune, cmd, ": the fused kernels (tuned here) exist for quad and hex meshes only");
+
   std::string copy_label;
   const double copy_gbs = copy_bandwidth_gbs(exec, exec.on_device() ? index_t(1) << 27 : index_t(1) << 24, opt.reps,
                                              &copy_label);
   JsonLines json(opt.json);
-  out << "## tessera bench bp — backend " << to_string(exec.backend) << ", " << describe(exec) << "\n\n"
-      << "Operator apply, global to global, hexahedral meshes of about " << opt.dofs
-      << " DOFs, q = p + 2 Gauss points, stored data; median of " << opt.reps << " applies after 2 warm-ups. "
-      << "Copy reference (" << copy_label << "): " << std::fixed << std::setprecision(1) << copy_gbs << " GB/s.\n\n"
-      << "| problem | p | elements | DOFs | fused ms | fused GDOF/s | % of roofline | composed ms | composed GDOF/s |\n"
-      << "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-  for (int p : orders) {
-    const int n = std::max(1, static_cast<int>(std::lround((std::cbrt(opt.dofs) - 1) / p)));
-    std::ostringstream spec;
-    spec << "box:hex:" << n << "x" << n << "x" << n;
-    const fem::Mesh mesh = fem::generate_mesh(spec.str());
-    for (int bp : bps) {
-      const int comps = bp % 2 == 0 ? 3 : 1;
-      const bool diffusion = bp >= 3;
-      const fem::H1Space space(mesh, p, comps);
-      const auto kind = diffusion ? fem::OperatorKind::Diffusion : fem::OperatorKind::Mass;
-      const fem::H1Operator fused(space, kind, exec, -1, true);
-      const fem::H1Operator composed(space, kind, exec, -1, false);
-      Array<double> x("bp/x", {space.num_dofs()}, exec.space()), y("bp/y", {space.num_dofs()}, exec.space());
-      fill_random(x, 1);
-      const double tf = time_median(exec, opt.reps, [&] { fused.apply(x.cview(), y.view()); });
-      const double tc = time_median(exec, opt.reps, [&] { composed.apply(x.cview(), y.view()); });
-      const double ne = double(mesh.num_elements()), q3 = std::pow(p + 2, 3), n3 = std::pow(p + 1, 3);
-      const double dofs = double(space.num_dofs());
-      const double bytes = ne * q3 * 8 * (diffusion ? 6 : 1) + ne * n3 * 4 + dofs * 16;
-      const double roof_gdofs = dofs / (bytes / (copy_gbs * 1e9)) / 1e9;
-      const double gf = dofs / (tf * 1e6), gc = dofs / (tc * 1e6);
-      out << "| BP" << bp << " | " << p << " | " << mesh.num_elements() << " | " << space.num_dofs() << " | "
-          << std::setprecision(3) << tf << " | " << std::setprecision(2) << gf << " | " << std::setprecision(0)
-          << 100 * gf / roof_gdofs << "% | " << std::setprecision(3) << tc << " | " << std::setprecision(2) << gc
-          << " |\n";
-      json.write({{"bench", "bp"}, {"backend", to_string(exec.backend)}, {"device", describe(exec)},
-                  {"problem", bp}, {"order", p}, {"elements", mesh.num_elements()}, {"dofs", space.num_dofs()},
-                  {"fused_ms", tf}, {"composed_ms", tc}, {"fused_gdofs", gf}, {"composed_gdofs", gc},
-                  {"roofline_gdofs", roof_gdofs}, {"bytes", bytes}, {"copy_gbs", copy_gbs}});
+  out << "## tessera " << cmd << " — backend " << to_string(exec.backend) << ", " << describe(exec) << "\n\n"
+      << (opt.element ? "Element-level apply (E-vector to E-vector)" : "Operator apply (global vector to global vector)")
+      << " on " << opt.elements << " meshes; BP1/2 mass and BP3/4 diffusion with q = p + 2 Gauss points, BP5/6 "
+      << "diffusion with q = p + 1 Gauss-Lobatto points; median of " << opt.reps << " runs after 2 warm-ups. "
+      << "Copy reference (" << copy_label << "): " << std::fixed << std::setprecision(1) << copy_gbs << " GB/s.\n\n";
+  if (opt.tune)
+    out << "| problem | p | geometry | elements | DOFs | elements per block: ms | best | was |\n"
+        << "|---|---:|---|---:|---:|---|---:|---|\n";
+  else
+    out << "| problem | p | geometry | elements | DOFs | per block | apply ms | GDOF/s | B/DOF | % roofline |"
+        << (opt.element || opt.cg_iters == 0 ? "" : " CG it ms | CG GDOF/s |") << "\n"
+        << "|---|---:|---|---:|---:|---|---:|---:|---:|---:|" << (opt.element || opt.cg_iters == 0 ? "" : "---:|---:|")
+        << "\n";
+  std::map<std::string, tuning::Entry> tuned;
+  const std::string device = tuning::device_key(exec);
+  for (double target : sizes)
+    for (int p : orders) {
+      const fem::Mesh mesh = box_mesh(eg, p, target);
+      const int dim = mesh.dim();
+      for (const Problem& pr : problems) {
+        if (pr.lobatto() && !tensor) {
+          out << "| " << pr.name() << " | " << p << " | - | " << mesh.num_elements()
+              << " | - | not available: Gauss-Lobatto rules exist on quadrilaterals and hexahedra only | | | | |"
+              << (opt.element || opt.cg_iters == 0 ? "" : " | |") << "\n";
+          continue;
+        }
+        const fem::H1Space space(mesh, p, pr.components());
+        const index_t ndofs = space.num_dofs();
+        const index_t ne = mesh.num_elements();
+        Array<double> x("bp/x", {ndofs}, exec.space()), y("bp/y", {ndofs}, exec.space());
+        fill_random(x, 1);
+        for (fem::GeometrySource gs : geoms) {
+          fem::OperatorOptions oo;
+          oo.quadrature = pr.lobatto() ? fem::QuadratureType::GaussLobatto : fem::QuadratureType::Gauss;
+          oo.geometry = gs;
+          const auto kind = pr.diffusion() ? fem::OperatorKind::Diffusion : fem::OperatorKind::Mass;
+          fem::H1Operator A(space, kind, exec, oo);
+          const fem::QuadratureRule rule = fem::quadrature(eg, A.degree(), oo.quadrature);
+          const double nq = static_cast<double>(rule.size());
+          const double nd = static_cast<double>(fem::H1Basis(eg, p).size());
+          const double factors = pr.diffusion() ? dim * (dim + 1) / 2 : 1;
+          const double nv = fem::num_vertices(eg);
+          const bool otf = gs == fem::GeometrySource::OnTheFly;
+          const double geo_bytes = otf ? ne * nv * dim * 8.0 : ne * nq * 8.0 * factors;
+          const double bytes = opt.element ? ne * nd * pr.components() * 16.0 + geo_bytes
+                                           : geo_bytes + ne * nd * 4.0 + ndofs * 16.0;
+          // E-vectors for BK, filled by gathering x.
+          Array<double, 3> xe, ye;
+          if (opt.element) {
+            const fem::ElementRestriction R(space, eg, exec);
+            xe = Array<double, 3>("bk/xe", {ne, pr.components(), R.nodes_per_element()}, exec.space());
+            ye = Array<double, 3>("bk/ye", {ne, pr.components(), R.nodes_per_element()}, exec.space());
+            R.gather(x.cview(), xe.view());
+          }
+          const auto apply = [&] {
+            if (opt.element) A.apply_element(xe.cview(), ye.view());
+            else A.apply(x.cview(), y.view());
+          };
+          const std::string gname = otf ? "on the fly" : "stored";
+          if (opt.tune) {
+            std::ostringstream row;
+            double best_ms = 1e300;
+            int best = 1;
+            std::string was_src;
+            const int was = A.elements_per_block(opt.element, &was_src);
+            for (int k : sweep_values(A.max_elements_per_block())) {
+              A.set_elements_per_block(k);
+              const double t = time_median(exec, opt.reps, apply);
+              row << (row.tellp() > 0 ? ", " : "") << k << ": " << std::setprecision(3) << t;
+              if (t < best_ms) {
+                best_ms = t;
+                best = k;
+              }
+            }
+            A.set_elements_per_block(0);
+            tuned[A.tuning_key(opt.element)] = tuning::Entry{best, best_ms, today()};
+            out << "| " << pr.name() << " | " << p << " | " << gname << " | " << ne << " | " << ndofs << " | "
+                << row.str() << " | " << best << " | " << was << " (" << was_src << ") |\n";
+            json.write({{"bench", "tune_operators"}, {"backend", to_string(exec.backend)}, {"device", describe(exec)},
+                        {"problem", pr.name()}, {"order", p}, {"geometry", gname}, {"dofs", ndofs},
+                        {"key", A.tuning_key(opt.element)}, {"best_elements_per_block", best}, {"best_ms", best_ms}});
+            continue;
+          }
+          std::string src;
+          const int epb = A.elements_per_block(opt.element, &src);
+          const double t = time_median(exec, opt.reps, apply);
+          const double gdofs = ndofs / (t * 1e6);
+          const double roof = ndofs / (bytes / (copy_gbs * 1e9)) / 1e9;
+          out << "| " << pr.name() << " | " << p << " | " << gname << " | " << ne << " | " << ndofs << " | "
+              << (tensor ? std::to_string(epb) + " (" + src + ")" : std::string("composed")) << " | "
+              << std::setprecision(3) << t << " | " << sig3(gdofs) << " | " << std::setprecision(1)
+              << bytes / ndofs << " | " << std::setprecision(0) << 100 * gdofs / roof << "% |";
+          nlohmann::json j{{"bench", opt.element ? "bk" : "bp"}, {"backend", to_string(exec.backend)},
+                           {"device", describe(exec)}, {"problem", pr.name()}, {"order", p},
+                           {"elements_type", opt.elements}, {"geometry", gname}, {"elements", ne}, {"dofs", ndofs},
+                           {"points_per_element", nq}, {"elements_per_block", tensor ? epb : 0},
+                           {"elements_per_block_source", tensor ? src : "composed"}, {"apply_ms", t},
+                           {"gdofs", gdofs}, {"bytes", bytes}, {"roofline_gdofs", roof},
+                           {"fraction_of_roofline", gdofs / roof}, {"copy_gbs", copy_gbs}};
+          if (!opt.element && opt.cg_iters > 0) {
+            // Jacobi CG for a fixed number of iterations (tolerance 0), all vectors on the device.
+            Array<double> inv = A.diagonal(), b("bp/b", {ndofs}, exec.space()), u("bp/u", {ndofs}, exec.space());
+            auto iv = inv.view();
+            forall("bench/bp_inverse", exec, ndofs, TESSERA_LAMBDA(index_t i) { iv(i) = 1.0 / iv(i); });
+            fill_random(b, 2);
+            fem::CgOptions co;
+            co.rel_tol = 0;
+            co.max_iters = opt.cg_iters;
+            const auto op = [&](View<const double, 1> a, View<double, 1> r) { A.apply(a, r); };
+            const double tcg = time_median(exec, 3, [&] {
+                                 u.fill(0.0);
+                                 fem::cg(op, inv.cview(), b.cview(), u.view(), exec, co);
+                               }) / opt.cg_iters;
+            out << " " << std::setprecision(3) << tcg << " | " << sig3(ndofs / (tcg * 1e6)) << " |";
+            j.update({{"cg_iteration_ms", tcg}, {"cg_gdofs", ndofs / (tcg * 1e6)}, {"cg_iterations", opt.cg_iters}});
+          }
+          out << "\n";
+          json.write(j);
+        }
+      }
     }
+  if (opt.tune) {
+    tuning::store(device, tuned, opt.cache);
+    out << "\nwrote " << tuned.size() << " entries for '" << device << "' to "
+        << (opt.cache.empty() ? tuning::cache_path() : opt.cache) << "\n";
   }
   out.unsetf(std::ios::floatfield);
   return 0;

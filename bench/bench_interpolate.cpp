@@ -114,13 +114,6 @@ std::string mesh_spec(Geometry g, double target) {
   return o.str();
 }
 
-std::string today() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
-  return buf;
-}
-
 double bytes_of(const fem::Interpolator& in, Eval what, bool transpose, fem::GeometrySource gs) {
   const double ne = double(in.num_elements()), nd = in.nodes_per_element(), nq = in.num_points(),
                c = in.components();

@@ -2,6 +2,7 @@
 #include "bench_util.hpp"
 
 #include <cstring>
+#include <ctime>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -72,6 +73,13 @@ JsonLines::JsonLines(const std::string& path) {
 
 void JsonLines::write(const nlohmann::json& j) {
   if (file_.is_open()) file_ << j.dump() << "\n";
+}
+
+std::string today() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+  return buf;
 }
 
 }  // namespace tessera::bench

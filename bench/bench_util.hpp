@@ -26,6 +26,8 @@ double copy_bandwidth_gbs(const Exec& exec, index_t n, int reps, std::string* la
 
 /// "NVIDIA H100 ... (132 SMs)" on a GPU, "N OpenMP threads" (or "serial") on a CPU.
 std::string describe(const Exec& exec);
+/// Today's date (UTC) as YYYY-MM-DD.
+std::string today();
 
 /// Appends JSON objects, one per line, to a file; does nothing when the path is empty.
 class JsonLines {

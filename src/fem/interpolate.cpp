@@ -532,32 +532,94 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
   }
   a.concurrent = exec_.backend != Backend::Serial;
   a.chunk = chunk();
-  const int n1 = nd1_, m1 = nq1_, D = diffusion;
-  const int nx = a.on_the_fly ? a.chunk * nv_ * sdim_ : 0;
-  SharedLayout c, it;
-  c.add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0).add<double>(m1);
-  if (dim_ == 2)
-    it.add<int>(a.chunk * nd_).add<double>(2 * nd_).add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0)
-        .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(nx);
-  else
-    it.add<int>(a.chunk * nd_).add<double>(2 * nd_).add<double>(n1 * n1 * m1).add<double>(D ? n1 * n1 * m1 : 0)
-        .add<double>(n1 * m1 * m1).add<double>(D ? n1 * m1 * m1 : 0).add<double>(D ? n1 * m1 * m1 : 0)
-        .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(D ? nq_ : 0).add<double>(nx);
-  const Dim3 th = item_threads(geom_, nd_, nq_, nd1_, nq1_, 0);
-  if (epb <= 0) epb = std::clamp(256 / (th.x * th.y * th.z), 1, 16);
+  if (epb <= 0) epb = operator_elements_per_block(diffusion, a.on_the_fly, element);
+  TESSERA_REQUIRE(epb >= 1, "fem::Interpolator::apply_operator: elements per block must be >= 1, got ", epb);
+  std::size_t item = 0, common = 0;
+  const Dim3 th = operator_shape(diffusion, a.on_the_fly, &item, &common);
   if (exec_.on_device()) {
     const std::size_t limit = current_device().shared_per_block_optin;
-    const auto bytes = [&](int k) {
-      return detail::team_shared_bytes(detail::make_team_params(Teams{ne_, k, th, it.bytes(), c.bytes()}));
-    };
-    while (epb > 1 && bytes(epb) > limit) --epb;
-    if (bytes(epb) > limit)
-      fail("fem::Interpolator::apply_operator (", name(geom_), ", p = ", p_, ", ", nq_, " points): one element needs ",
-           bytes(1), " bytes of shared memory, over the limit of ", limit, " bytes");
+    const std::size_t need = operator_shared_bytes(diffusion, a.on_the_fly, epb);
+    if (need > limit)
+      fail("fem::Interpolator::apply_operator (", name(geom_), ", p = ", p_, ", ", nq_, " points): ", epb,
+           " elements per block need ", need, " bytes of shared memory, over the limit of ", limit, " bytes",
+           epb > 1 ? "; use fewer elements per block" : "; this order and rule do not fit one element per block");
   }
   if (ne_ == 0) return;
-  const Teams t{(ne_ + a.chunk - 1) / a.chunk, epb, th, it.bytes(), c.bytes()};
+  const Teams t{(ne_ + a.chunk - 1) / a.chunk, epb, th, item, common};
   ia::launch_operator(diffusion ? "fem/operator_diffusion" : "fem/operator_mass", exec_, t, geom_, diffusion, a);
+}
+
+Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* item, std::size_t* common) const {
+  const int n1 = nd1_, m1 = nq1_, D = diffusion, k = chunk();
+  const int nx = on_the_fly ? k * nv_ * sdim_ : 0;
+  SharedLayout c, it;  // the order of the carving in operator_kernels.hpp
+  c.add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0).add<double>(m1);
+  if (dim_ == 2)
+    it.add<int>(k * nd_).add<double>(2 * nd_).add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0)
+        .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(nx);
+  else
+    it.add<int>(k * nd_).add<double>(2 * nd_).add<double>(n1 * n1 * m1).add<double>(D ? n1 * n1 * m1 : 0)
+        .add<double>(n1 * m1 * m1).add<double>(D ? n1 * m1 * m1 : 0).add<double>(D ? n1 * m1 * m1 : 0)
+        .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(D ? nq_ : 0).add<double>(nx);
+  *item = it.bytes();
+  *common = c.bytes();
+  return item_threads(geom_, nd_, nq_, nd1_, nq1_, 0);
+}
+
+std::size_t Interpolator::operator_shared_bytes(bool diffusion, bool on_the_fly, int epb) const {
+  std::size_t item = 0, common = 0;
+  const Dim3 th = operator_shape(diffusion, on_the_fly, &item, &common);
+  return detail::team_shared_bytes(detail::make_team_params(Teams{std::max<index_t>(ne_, 1), epb, th, item, common}));
+}
+
+std::string Interpolator::operator_key(bool diffusion, bool on_the_fly, bool element) const {
+  std::ostringstream o;
+  o << "operator/" << fem::name(geom_) << "/p" << p_ << "/q" << nq_ << "/c" << comps_ << "/"
+    << (diffusion ? "diffusion" : "mass") << "/" << (on_the_fly ? "on-the-fly" : "stored") << "/"
+    << (element ? "element" : "global") << "/k" << chunk();
+  return o.str();
+}
+
+int Interpolator::max_operator_elements_per_block(bool diffusion, bool on_the_fly) const {
+  if (!exec_.on_device()) return 64;
+  std::size_t item = 0, common = 0;
+  const Dim3 t = operator_shape(diffusion, on_the_fly, &item, &common);
+  int m = std::max(1, kMaxBlockThreads / (t.x * t.y * t.z));
+  const std::size_t limit = current_device().shared_per_block_optin;
+  while (m > 1 && operator_shared_bytes(diffusion, on_the_fly, m) > limit) --m;
+  return m;
+}
+
+int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, bool element,
+                                              std::string* source) const {
+  const int slot = (diffusion ? 4 : 0) + (on_the_fly ? 2 : 0) + (element ? 1 : 0);
+  if (op_epb_[slot] > 0) {
+    if (source) *source = op_epb_source_[slot];
+    return op_epb_[slot];
+  }
+  std::string src = "heuristic";
+  std::size_t item = 0, common = 0;
+  const Dim3 th = operator_shape(diffusion, on_the_fly, &item, &common);
+  int want = std::clamp(256 / (th.x * th.y * th.z), 1, 16);  // about 256 threads per block
+  if (opt_.use_tuning_cache) {
+    if (auto e = tuning::lookup(tuning::device_key(exec_), operator_key(diffusion, on_the_fly, element))) {
+      want = e->elements_per_block;
+      src = "tuning cache";
+    }
+  }
+  const int m = max_operator_elements_per_block(diffusion, on_the_fly);
+  if (want > m) {
+    want = m;
+    src += ", reduced to fit";
+  }
+  if (exec_.on_device() && operator_shared_bytes(diffusion, on_the_fly, 1) > current_device().shared_per_block_optin)
+    fail("fem::Interpolator::apply_operator (", name(geom_), ", p = ", p_, ", ", nq_, " points): one element needs ",
+         operator_shared_bytes(diffusion, on_the_fly, 1), " bytes of shared memory, over the limit of ",
+         current_device().shared_per_block_optin, " bytes");
+  op_epb_[slot] = want;
+  op_epb_source_[slot] = src;
+  if (source) *source = src;
+  return want;
 }
 
 void Interpolator::interpolate_with(int epb, View<const double, 1> u, Eval what, QuadratureData& out) const {

@@ -134,7 +134,7 @@ void H1Operator::apply(View<const double, 1> x, View<double, 1> y) const {
   for (const Part& part : parts_) {
     if (part.fused) {
       const double* qdata = otf ? nullptr : diffusion ? part.gf.D.data() : part.gf.wdetJ.data();
-      part.interp.apply_operator(diffusion, qdata, x, y);
+      part.interp.apply_operator(diffusion, qdata, x, y, opt_.elements_per_block);
       continue;
     }
     part.interp.interpolate(x, what, part.qd);
@@ -152,7 +152,45 @@ void H1Operator::apply_element(View<const double, 3> xe, View<double, 3> ye) con
   const bool otf = opt_.geometry == GeometrySource::OnTheFly;
   const bool diffusion = kind_ == OperatorKind::Diffusion;
   const double* qdata = otf ? nullptr : diffusion ? part.gf.D.data() : part.gf.wdetJ.data();
-  part.interp.apply_operator_element(diffusion, qdata, xe, ye);
+  part.interp.apply_operator_element(diffusion, qdata, xe, ye, opt_.elements_per_block);
+}
+
+namespace {
+template <class Parts>
+const Interpolator* fused_interpolator(const Parts& parts) {
+  for (const auto& p : parts)
+    if (p.fused) return &p.interp;
+  return nullptr;
+}
+}  // namespace
+
+int H1Operator::elements_per_block(bool element, std::string* source) const {
+  const Interpolator* in = fused_interpolator(parts_);
+  if (!in) return 0;
+  if (opt_.elements_per_block > 0) {
+    if (source) *source = "option";
+    return opt_.elements_per_block;
+  }
+  return in->operator_elements_per_block(kind_ == OperatorKind::Diffusion,
+                                         opt_.geometry == GeometrySource::OnTheFly, element, source);
+}
+
+int H1Operator::max_elements_per_block() const {
+  const Interpolator* in = fused_interpolator(parts_);
+  return in ? in->max_operator_elements_per_block(kind_ == OperatorKind::Diffusion,
+                                                  opt_.geometry == GeometrySource::OnTheFly)
+            : 0;
+}
+
+std::string H1Operator::tuning_key(bool element) const {
+  const Interpolator* in = fused_interpolator(parts_);
+  return in ? in->operator_key(kind_ == OperatorKind::Diffusion, opt_.geometry == GeometrySource::OnTheFly, element)
+            : std::string();
+}
+
+void H1Operator::set_elements_per_block(int epb) {
+  TESSERA_REQUIRE(epb >= 0, "fem::H1Operator: elements per block must be >= 0 (0: automatic), got ", epb);
+  opt_.elements_per_block = epb;
 }
 
 Array<double, 1> H1Operator::diagonal() const {

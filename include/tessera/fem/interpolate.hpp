@@ -51,6 +51,7 @@
 
 #include "tessera/core/array.hpp"
 #include "tessera/core/exec.hpp"
+#include "tessera/core/team.hpp"
 #include "tessera/fem/geometric_factors.hpp"
 #include "tessera/fem/h1_space.hpp"
 #include "tessera/fem/quadrature.hpp"
@@ -230,6 +231,15 @@ class Interpolator {
   /// (CPU backends: 64).
   int max_elements_per_block(Eval what, bool transpose) const;
 
+  /// Fused operators: the tuning-cache key, e.g.
+  /// "operator/hexahedron/p3/q125/c1/diffusion/stored/global/k8"; the elements per block a call
+  /// with epb <= 0 uses (tuning cache, else about 256 threads per block; reduced to fit) and
+  /// where it came from; the largest that fits; the shared bytes of one block.
+  std::string operator_key(bool diffusion, bool on_the_fly, bool element) const;
+  int operator_elements_per_block(bool diffusion, bool on_the_fly, bool element, std::string* source = nullptr) const;
+  int max_operator_elements_per_block(bool diffusion, bool on_the_fly) const;
+  std::size_t operator_shared_bytes(bool diffusion, bool on_the_fly, int epb) const;
+
  private:
   void check_what(Eval what, const char* where) const;
   void check_data(const QuadratureData& d, Eval what, const char* where) const;
@@ -237,6 +247,7 @@ class Interpolator {
   void run(int epb, bool transpose, Eval what, const double* u, const QuadratureData& qd, double* e_out) const;
   void ensure_geometry() const;
   void run_operator(bool diffusion, const double* qdata, const double* x, double* y, bool element, int epb) const;
+  Dim3 operator_shape(bool diffusion, bool on_the_fly, std::size_t* item, std::size_t* common) const;
   void fill_args(interp_detail::Args& a) const;
   /// Elements per item of the forward kernels: the option, else 512 / nodes per element in
   /// 1..8 (8 up to p = 3 hexahedra; large elements keep their index maps in shared memory small).
@@ -268,6 +279,8 @@ class Interpolator {
   mutable Array<double, 3> scratch_;  // E-vector for integrate_add
   mutable std::array<int, 16> epb_cache_{};          // chosen elements per block, by (what, transpose)
   mutable std::array<std::string, 16> epb_source_;   // where each choice came from
+  mutable std::array<int, 8> op_epb_{};              // fused operators, by (diffusion, on the fly, element)
+  mutable std::array<std::string, 8> op_epb_source_;
 };
 
 /// Convenience: interpolation of u on the elements of geometry g of `space` at the points of

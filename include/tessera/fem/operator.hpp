@@ -20,6 +20,7 @@
 /// the interpolation kernels from the vertices and reads only w det J (1 number per point).
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "tessera/core/array.hpp"
@@ -50,6 +51,9 @@ struct OperatorOptions {
   /// Quadrilaterals and hexahedra: one kernel per apply instead of the three-launch
   /// composition (simplices always compose).
   bool fused = true;
+  /// Fused kernels: elements per block; 0 = the tuning cache's choice (`tessera tune
+  /// operators`), else about 256 threads per block, reduced to fit shared memory.
+  int elements_per_block = 0;
 };
 
 /// A matrix-free operator on the global vectors of an H1Space (see the file comment).
@@ -79,6 +83,14 @@ class H1Operator {
   /// (elements, components, nodes per element) in exec's space (ye overwritten; no gather or
   /// scatter). Meshes of quadrilaterals or hexahedra only, with the fused kernels.
   void apply_element(View<const double, 3> xe, View<double, 3> ye) const;
+  /// Fused kernels (the first quadrilateral or hexahedron part; 0 / "" without one): the
+  /// elements per block an apply (element = false) or apply_element uses and where the choice
+  /// came from ("option", "tuning cache", "heuristic"), the largest that fits, and the
+  /// tuning-cache key. set_elements_per_block(0) returns to the automatic choice.
+  int elements_per_block(bool element = false, std::string* source = nullptr) const;
+  int max_elements_per_block() const;
+  std::string tuning_key(bool element = false) const;
+  void set_elements_per_block(int epb);
   /// The diagonal of A (computed element by element from the basis tables, not assembled).
   Array<double, 1> diagonal() const;
 
