@@ -17,6 +17,7 @@
 #include <cmath>
 #include <iomanip>
 #include <map>
+#include <memory>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -153,6 +154,7 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
     for (int p : orders) {
       const fem::Mesh mesh = box_mesh(eg, p, target);
       const int dim = mesh.dim();
+      std::map<int, std::unique_ptr<fem::H1Space>> spaces;
       for (const Problem& pr : problems) {
         if (pr.lobatto() && !tensor) {
           out << "| " << pr.name() << " | " << p << " | - | " << mesh.num_elements()
@@ -160,7 +162,10 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
               << (opt.element || opt.cg_iters == 0 ? "" : " | |") << "\n";
           continue;
         }
-        const fem::H1Space space(mesh, p, pr.components());
+        // one space per component count and order (building one costs seconds at 8M DOFs)
+        std::unique_ptr<fem::H1Space>& sp = spaces[pr.components()];
+        if (!sp) sp = std::make_unique<fem::H1Space>(mesh, p, pr.components());
+        const fem::H1Space& space = *sp;
         const index_t ndofs = space.num_dofs();
         const index_t ne = mesh.num_elements();
         Array<double> x("bp/x", {ndofs}, exec.space()), y("bp/y", {ndofs}, exec.space());
