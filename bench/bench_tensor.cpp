@@ -549,6 +549,32 @@ double timed(const Exec& exec, int reps, const std::function<void()>& fn) {
   return time_median(exec, r, fn);
 }
 
+/// Median times in ms of two functions run alternately (a, b, a, b, ...), so that a drift
+/// of the machine's speed (other processes on a shared host) affects both alike; fewer
+/// repetitions for slow runs (at least 3).
+std::pair<double, double> timed_pair(const Exec& exec, int reps, const std::function<void()>& a,
+                                     const std::function<void()>& b) {
+  Timer t(exec);
+  for (int w = 0; w < 2; ++w) {  // warm-ups
+    a();
+    b();
+  }
+  t.start();
+  a();
+  const double once = t.stop();
+  const int r = once > 200 ? 3 : reps;
+  std::vector<double> ta, tb;
+  for (int k = 0; k < r; ++k) {
+    t.start();
+    a();
+    ta.push_back(t.stop());
+    t.start();
+    b();
+    tb.push_back(t.stop());
+  }
+  return {median(ta), median(tb)};
+}
+
 double memory_budget_bytes(const Exec& exec) {
   if (exec.on_device()) return 0.8 * static_cast<double>(current_device().global_mem);
   const double pages = static_cast<double>(sysconf(_SC_PHYS_PAGES)), page = static_cast<double>(sysconf(_SC_PAGE_SIZE));
@@ -614,8 +640,7 @@ int run_tensor(const TensorOptions& opt, std::ostream& out) {
         continue;
       }
       Prepared p = c.make(exec, n);
-      const double t = timed(exec, opt.reps, p.tensor);
-      const double th = timed(exec, opt.reps, p.hand);
+      const auto [t, th] = timed_pair(exec, opt.reps, p.tensor, p.hand);
       const double diff = p.check();
       if (diff > 1e-12) {
         ++failures;

@@ -144,6 +144,23 @@ struct StatementKernel {
     return e;
   }
 
+  /// CPU: left-hand sides of at most this many stored components are written in one pass
+  /// over the chunk with every component in the loop body (as a hand-written loop), larger
+  /// ones one pass per component. Measured on the 2-core Xeon of docs/benchmarks/tensor.md:
+  /// per-component passes ran Eq. 16 (9 components) and Eq. 21 (6) at 0.6-0.9 of the hand
+  /// loop at N >= 10^6, for any chunk size from 16 KiB to 1 MiB; the passes stay best for
+  /// the large, compute-heavier left-hand sides (Eq. 6, 18, the contractions: 1.5-4x the
+  /// hand loop).
+  static constexpr int kPointMajorMax = 9;
+
+  template <int... c>
+  void point_major(index_t lo, index_t hi, std::integer_sequence<int, c...>) const {
+    const Bound r[] = {rhs.bind(env_of(c))...};
+    double* const out[] = {(lhs.data + static_cast<index_t>(lhs.component(env_of(c))) * n)...};
+    TESSERA_TENSOR_SIMD
+    for (index_t x = lo; x < hi; ++x) (apply<Op>(out[c][x], r[c](x)), ...);
+  }
+
   /// GPU: threads in tiles of kTile consecutive grid points; consecutive tiles take the
   /// LHS components of the same grid points in turn, so that inputs shared by several
   /// components are read from DRAM once and then from L2.
@@ -175,9 +192,17 @@ struct StatementKernel {
     double* out = lhs.data + static_cast<index_t>(lhs.component(e)) * n;
     apply<Op>(out[x], rhs.eval(e, x));
 #else
-    // CPU: one work item per chunk of grid points; for each LHS component a contiguous,
-    // vectorized loop over the chunk (inputs shared by components stay in cache).
+    // CPU: one work item per chunk of grid points.
     const index_t lo = i * chunk, hi = lo + chunk < n ? lo + chunk : n;
+    constexpr int C = L::layout::components;
+    if constexpr (C <= kPointMajorMax) {
+      if (plan.count == C) {  // small left-hand sides: one pass, every component per point
+        point_major(lo, hi, std::make_integer_sequence<int, C>{});
+        return;
+      }
+    }
+    // Else for each LHS component a contiguous, vectorized loop over the chunk (inputs shared
+    // by components stay in cache).
     for (int c = 0; c < plan.count; ++c) {
       const Env e = env_of(c);
       const auto r = rhs.bind(e);  // every leaf resolved to its component's pointer
