@@ -383,6 +383,9 @@ int main(int argc, char** argv) {
     cmd->add_option("--sizes", o.sizes, "Comma-separated DOF counts: a size sweep (overrides --dofs)");
     cmd->add_option("--reps", o.reps, "Timed repetitions (median)")->check(CLI::Range(1, 100000))
         ->capture_default_str();
+    cmd->add_option("--chunk", o.chunk, "Fused kernels: elements per thread group, one after the other (0: 512 / nodes, at most 8)")
+        ->check(CLI::Range(0, 64))
+        ->capture_default_str();
     cmd->add_option("--json", o.json, "Append results as JSON lines to this file");
   };
   auto* bbp = bench->add_subcommand(

@@ -71,6 +71,7 @@ struct BpOptions {
   std::string sizes;                 ///< comma-separated DOF counts (a size sweep; overrides dofs)
   int reps = 10;
   int cg_iters = 20;                 ///< BP: time this many Jacobi-CG iterations (0: skip)
+  int chunk = 0;                     ///< elements per item of the fused kernels (0: automatic)
   bool element = false;              ///< BK: E-vector to E-vector
   bool tune = false;                 ///< sweep elements per block and store the best (tune operators)
   std::string cache;                 ///< tuning cache file (tune)

@@ -174,6 +174,7 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
           fem::OperatorOptions oo;
           oo.quadrature = pr.lobatto() ? fem::QuadratureType::GaussLobatto : fem::QuadratureType::Gauss;
           oo.geometry = gs;
+          oo.elements_per_item = opt.chunk;
           const auto kind = pr.diffusion() ? fem::OperatorKind::Diffusion : fem::OperatorKind::Mass;
           fem::H1Operator A(space, kind, exec, oo);
           const fem::QuadratureRule rule = fem::quadrature(eg, A.degree(), oo.quadrature);

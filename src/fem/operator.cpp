@@ -98,6 +98,10 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
   InterpolatorOptions io;
   io.use_tuning_cache = true;
   io.geometry = otf ? GeometrySource::OnTheFly : GeometrySource::Stored;
+  TESSERA_REQUIRE(opt_.elements_per_item >= 0 && opt_.elements_per_block >= 0,
+                  "fem::H1Operator: elements per item and per block must be >= 0 (0: automatic), got ",
+                  opt_.elements_per_item, " and ", opt_.elements_per_block);
+  io.elements_per_item = opt_.elements_per_item;
   for (Geometry g : {Geometry::Triangle, Geometry::Quadrilateral, Geometry::Tetrahedron, Geometry::Hexahedron}) {
     if (mesh.num_elements(g) == 0 || fem::dim(g) != mesh.dim()) continue;
     const QuadratureRule rule = quadrature(g, degree_, opt_.quadrature);

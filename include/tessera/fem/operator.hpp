@@ -54,6 +54,9 @@ struct OperatorOptions {
   /// Fused kernels: elements per block; 0 = the tuning cache's choice (`tessera tune
   /// operators`), else about 256 threads per block, reduced to fit shared memory.
   int elements_per_block = 0;
+  /// Fused kernels: elements each thread group processes one after the other, prefetching
+  /// the next one's gather (InterpolatorOptions::elements_per_item; 0: 512 / nodes, 1..8).
+  int elements_per_item = 0;
 };
 
 /// A matrix-free operator on the global vectors of an H1Space (see the file comment).
