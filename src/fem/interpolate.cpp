@@ -2,6 +2,7 @@
 #include "tessera/fem/interpolate.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <sstream>
 
@@ -532,6 +533,11 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
   }
   a.concurrent = exec_.backend != Backend::Serial;
   a.chunk = chunk();
+  static const int prefetch_mode = [] {
+    const char* v = std::getenv("TESSERA_OPERATOR_PREFETCH");
+    return v ? std::atoi(v) : 1;
+  }();
+  a.prefetch = prefetch_mode;
   if (epb <= 0) epb = operator_elements_per_block(diffusion, a.on_the_fly, element);
   TESSERA_REQUIRE(epb >= 1, "fem::Interpolator::apply_operator: elements per block must be >= 1, got ", epb);
   std::size_t item = 0, common = 0;

@@ -87,7 +87,13 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
   const Mesh& mesh = space.mesh();
   const int p = space.order();
   const bool gll = opt_.quadrature == QuadratureType::GaussLobatto;
-  degree_ = opt_.degree >= 0 ? opt_.degree : gll ? 2 * p - 1 : 2 * p + 3;
+  // Default: q = p + 2 Gauss points per direction (degree 2p + 3) where the mesh has
+  // quadrilaterals or hexahedra; on triangles and tetrahedra alone, degree 2p, exact for both
+  // operators on their affine elements (2p + 3 would take 27 points for a linear tetrahedron).
+  bool any_tensor = false;
+  for (Geometry g : {Geometry::Quadrilateral, Geometry::Hexahedron})
+    any_tensor = any_tensor || (mesh.num_elements(g) > 0 && fem::dim(g) == mesh.dim());
+  degree_ = opt_.degree >= 0 ? opt_.degree : gll ? 2 * p - 1 : any_tensor ? 2 * p + 3 : 2 * p;
   const bool mass = kind == OperatorKind::Mass;
   const int exact = mass ? 2 * p : std::max(0, 2 * p - 2);
   TESSERA_REQUIRE(degree_ >= exact, "fem::H1Operator (", name(kind), "): a quadrature of degree ", degree_,

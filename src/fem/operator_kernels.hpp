@@ -62,6 +62,17 @@ TESSERA_HOST_DEVICE inline void store_result(const Args& a, const int* idxs, ind
   else a.y_out[(e * a.comps + c) * a.nd + i] = s;
 }
 
+/// Stored factors: at the start of element e's step, hints the next element's factors (NF
+/// numbers per point, contiguous) into the cache, so that the point stage does not wait for
+/// DRAM.
+template <int NF>
+TESSERA_HOST_DEVICE inline void prefetch_next_factors(TeamContext& ctx, const Args& a, index_t e) {
+  if (a.prefetch == 0 || e + 1 >= a.ne) return;
+  const double* next = a.qdata + (e + 1) * NF * a.nq;
+  const int lines = (NF * a.nq * 8 + 127) / 128 + 1;  // +1: the block need not start on a line
+  for (int l : ctx.item_threads(lines)) prefetch(next + l * 16, a.prefetch == 2);
+}
+
 /// Quadrilaterals: Diffusion selects the operator (else mass); OnTheFly computes the point
 /// factors from the vertices instead of reading them.
 template <bool Diffusion, bool OnTheFly>
@@ -79,6 +90,7 @@ TESSERA_HOST_DEVICE void quad_operator(TeamContext& ctx, const Args& a) {
   auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
   load_tensor_tables(ctx, a, B, G, xq);
   pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
+    if (!OnTheFly && valid && c == 0) prefetch_next_factors<Diffusion ? 3 : 1>(ctx, a, e);
     if (valid)
       for (int j : ctx.threads_y(n1))
         for (int qx : ctx.threads_x(m1)) {
@@ -164,6 +176,7 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
   load_tensor_tables(ctx, a, B, G, xq);
   pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
+    if (!OnTheFly && valid && c == 0) prefetch_next_factors<Diffusion ? 6 : 1>(ctx, a, e);
     if (valid)
       for (int k : ctx.threads_z(n1))
         for (int j : ctx.threads_y(n1))

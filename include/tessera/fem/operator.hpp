@@ -43,7 +43,8 @@ const char* name(OperatorKind k);
 /// Options of an H1Operator.
 struct OperatorOptions {
   /// Quadrature degree; -1: q = p + 2 Gauss points per direction (degree 2p + 3), or with
-  /// Gauss–Lobatto q = p + 1 points (degree 2p - 1, the nodes of the basis: "collocated").
+  /// Gauss–Lobatto q = p + 1 points (degree 2p - 1, the nodes of the basis: "collocated");
+  /// on meshes of triangles and tetrahedra only, degree 2p (exact on affine simplices).
   int degree = -1;
   QuadratureType quadrature = QuadratureType::Gauss;
   /// Where the geometric factors come from (see the file comment).
