@@ -162,12 +162,13 @@ struct StatementKernel {
   }
 
   /// GPU: threads in tiles of kTile; a tile covers kTile * kPer consecutive grid points, each
-  /// thread kPer of them kTile apart (coalesced), so that the thread loads its component's
-  /// table entry (operand pointers) once for kPer points. Consecutive tiles take the LHS
-  /// components of the same grid points in turn, so that inputs shared by several components
-  /// are read from DRAM once and then from L2.
+  /// thread kPer of them kTile apart (coalesced). Consecutive tiles take the LHS components of
+  /// the same grid points in turn, so that inputs shared by several components are read from
+  /// DRAM once and then from L2. kPer = 4 (each thread loading its table entry once for four
+  /// points) was slower on the H100 than one point per thread: Eq. 6 0.68 against 0.77 of the
+  /// hand kernel at N = 10^6, Eq. 19 1.27 against 1.93 (fewer threads in flight).
   static constexpr unsigned kTile = 128;
-  static constexpr unsigned kPer = 4;
+  static constexpr unsigned kPer = 1;
   /// Threads of the GPU launch.
   index_t gpu_threads() const {
     return static_cast<index_t>(plan.count) * ((n + kTile * kPer - 1) / (kTile * kPer)) * kTile;
