@@ -535,7 +535,7 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
   a.chunk = chunk();
   static const int prefetch_mode = [] {
     const char* v = std::getenv("TESSERA_OPERATOR_PREFETCH");
-    return v ? std::atoi(v) : 1;
+    return v ? std::atoi(v) : 0;
   }();
   a.prefetch = prefetch_mode;
   if (epb <= 0) epb = operator_elements_per_block(diffusion, a.on_the_fly, element);

@@ -303,6 +303,223 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   });
 }
 
+/// Hexahedra with at most MaxN nodes and points per direction (a compile-time bound: every
+/// contraction loop is unrolled to MaxN with the run-time size as a predicate). Each thread
+/// keeps the 1-D table row or the data column that is the same for all its iterations of the
+/// outer loop in registers, so that a multiply-add loads one operand from shared memory
+/// instead of two. Same stages, buffers and results as hex_operator.
+template <bool Diffusion, bool OnTheFly, int MaxN>
+TESSERA_HOST_DEVICE void hex_operator_fixed(TeamContext& ctx, const Args& a) {
+  const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, nq = a.nq;
+  auto B = ctx.shared_common<double>(n1 * m1);
+  auto G = ctx.shared_common<double>(Diffusion ? n1 * m1 : 0);
+  auto xq = ctx.shared_common<double>(m1);
+  auto idxs = ctx.shared_item<int>(a.chunk * nd);
+  auto ub = ctx.shared_item<double>(2 * nd);
+  auto A = ctx.shared_item<double>(n1 * n1 * m1);
+  auto Ag = ctx.shared_item<double>(Diffusion ? n1 * n1 * m1 : 0);
+  auto C0 = ctx.shared_item<double>(n1 * m1 * m1);
+  auto C1 = ctx.shared_item<double>(Diffusion ? n1 * m1 * m1 : 0);
+  auto C2 = ctx.shared_item<double>(Diffusion ? n1 * m1 * m1 : 0);
+  auto P0 = ctx.shared_item<double>(nq);
+  auto P1 = ctx.shared_item<double>(Diffusion ? nq : 0);
+  auto P2 = ctx.shared_item<double>(Diffusion ? nq : 0);
+  auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
+  load_tensor_tables(ctx, a, B, G, xq);
+  pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
+    if (!OnTheFly && valid && c == 0) prefetch_next_factors<Diffusion ? 6 : 1>(ctx, a, e);
+    // forward x: A(k, j, qx) = sum_i B(i, qx) u(k, j, i); Ag with G
+    if (valid)
+      for (int j : ctx.threads_y(n1))
+        for (int qx : ctx.threads_x(m1)) {
+          double b[MaxN] = {}, g[MaxN] = {};
+TESSERA_INTERP_UNROLL
+          for (int i = 0; i < MaxN; ++i)
+            if (i < n1) {
+              b[i] = B[i * m1 + qx];
+              if (Diffusion) g[i] = G[i * m1 + qx];
+            }
+          for (int k : ctx.threads_z(n1)) {
+            double s = 0, t = 0;
+            const double* row = u + (k * n1 + j) * n1;
+TESSERA_INTERP_UNROLL
+            for (int i = 0; i < MaxN; ++i)
+              if (i < n1) {
+                s += b[i] * row[i];
+                if (Diffusion) t += g[i] * row[i];
+              }
+            A[(k * n1 + j) * m1 + qx] = s;
+            if (Diffusion) Ag[(k * n1 + j) * m1 + qx] = t;
+          }
+        }
+    ctx.sync();
+    // forward y: C0(k, qy, qx) = sum_j B(j, qy) A(k, j, qx); C1 = B Ag (d/dx); C2 = G A (d/dy)
+    if (valid)
+      for (int qy : ctx.threads_y(m1))
+        for (int qx : ctx.threads_x(m1)) {
+          double b[MaxN] = {}, g[MaxN] = {};
+TESSERA_INTERP_UNROLL
+          for (int j = 0; j < MaxN; ++j)
+            if (j < n1) {
+              b[j] = B[j * m1 + qy];
+              if (Diffusion) g[j] = G[j * m1 + qy];
+            }
+          for (int k : ctx.threads_z(n1)) {
+            double s = 0, gx = 0, gy = 0;
+TESSERA_INTERP_UNROLL
+            for (int j = 0; j < MaxN; ++j)
+              if (j < n1) {
+                const double aj = A[(k * n1 + j) * m1 + qx];
+                s += b[j] * aj;
+                if (Diffusion) {
+                  gx += b[j] * Ag[(k * n1 + j) * m1 + qx];
+                  gy += g[j] * aj;
+                }
+              }
+            const int at = (k * m1 + qy) * m1 + qx;
+            C0[at] = s;
+            if (Diffusion) {
+              C1[at] = gx;
+              C2[at] = gy;
+            }
+          }
+        }
+    ctx.sync();
+    // forward z and the point factor: the (qy, qx) column of C over k stays in registers
+    if (valid)
+      for (int qy : ctx.threads_y(m1))
+        for (int qx : ctx.threads_x(m1)) {
+          double c0[MaxN] = {}, c1[MaxN] = {}, c2[MaxN] = {};
+TESSERA_INTERP_UNROLL
+          for (int k = 0; k < MaxN; ++k)
+            if (k < n1) {
+              const int at = (k * m1 + qy) * m1 + qx;
+              c0[k] = C0[at];
+              if (Diffusion) {
+                c1[k] = C1[at];
+                c2[k] = C2[at];
+              }
+            }
+          for (int qz : ctx.threads_z(m1)) {
+            double s = 0, gx = 0, gy = 0, gz = 0;
+TESSERA_INTERP_UNROLL
+            for (int k = 0; k < MaxN; ++k)
+              if (k < n1) {
+                const double bk = B[k * m1 + qz];
+                s += bk * c0[k];
+                if (Diffusion) {
+                  gx += bk * c1[k];
+                  gy += bk * c2[k];
+                  gz += G[k * m1 + qz] * c0[k];
+                }
+              }
+            const int q = (qz * m1 + qy) * m1 + qx;
+            const double xi[3] = {xq[qx], xq[qy], xq[qz]};
+            double F[6];  // (00, 01, 02, 11, 12, 22)
+            point_factor<3, Diffusion, OnTheFly>(a, e, q, Xe, xi, F);
+            if (Diffusion) {
+              P0[q] = F[0] * gx + F[1] * gy + F[2] * gz;
+              P1[q] = F[1] * gx + F[3] * gy + F[4] * gz;
+              P2[q] = F[2] * gx + F[4] * gy + F[5] * gz;
+            } else {
+              P0[q] = F[0] * s;
+            }
+          }
+        }
+    ctx.sync();
+    // transposed z: the (qy, qx) column of P over qz stays in registers; C0 gets the value and
+    // d/dz parts, C1 d/dx, C2 d/dy
+    if (valid)
+      for (int qy : ctx.threads_y(m1))
+        for (int qx : ctx.threads_x(m1)) {
+          double p0[MaxN] = {}, p1[MaxN] = {}, p2[MaxN] = {};
+TESSERA_INTERP_UNROLL
+          for (int qz = 0; qz < MaxN; ++qz)
+            if (qz < m1) {
+              const int at = (qz * m1 + qy) * m1 + qx;
+              p0[qz] = P0[at];
+              if (Diffusion) {
+                p1[qz] = P1[at];
+                p2[qz] = P2[at];
+              }
+            }
+          for (int k : ctx.threads_z(n1)) {
+            double t0 = 0, t1 = 0, t2 = 0;
+TESSERA_INTERP_UNROLL
+            for (int qz = 0; qz < MaxN; ++qz)
+              if (qz < m1) {
+                const double bk = B[k * m1 + qz];
+                if (Diffusion) {
+                  t0 += G[k * m1 + qz] * p2[qz];
+                  t1 += bk * p0[qz];
+                  t2 += bk * p1[qz];
+                } else {
+                  t0 += bk * p0[qz];
+                }
+              }
+            const int at = (k * m1 + qy) * m1 + qx;
+            C0[at] = t0;
+            if (Diffusion) {
+              C1[at] = t1;
+              C2[at] = t2;
+            }
+          }
+        }
+    ctx.sync();
+    // transposed y into A (value/z and d/dy parts) and Ag (d/dx): the j row of B and G in registers
+    if (valid)
+      for (int j : ctx.threads_y(n1))
+        for (int qx : ctx.threads_x(m1)) {
+          double b[MaxN] = {}, g[MaxN] = {};
+TESSERA_INTERP_UNROLL
+          for (int qy = 0; qy < MaxN; ++qy)
+            if (qy < m1) {
+              b[qy] = B[j * m1 + qy];
+              if (Diffusion) g[qy] = G[j * m1 + qy];
+            }
+          for (int k : ctx.threads_z(n1)) {
+            double s0 = 0, s1 = 0;
+TESSERA_INTERP_UNROLL
+            for (int qy = 0; qy < MaxN; ++qy)
+              if (qy < m1) {
+                const int at = (k * m1 + qy) * m1 + qx;
+                s0 += b[qy] * C0[at];
+                if (Diffusion) {
+                  s0 += g[qy] * C2[at];
+                  s1 += b[qy] * C1[at];
+                }
+              }
+            A[(k * n1 + j) * m1 + qx] = s0;
+            if (Diffusion) Ag[(k * n1 + j) * m1 + qx] = s1;
+          }
+        }
+    ctx.sync();
+    // transposed x and the scatter: the i row of B and G in registers
+    if (valid)
+      for (int j : ctx.threads_y(n1))
+        for (int i : ctx.threads_x(n1)) {
+          double b[MaxN] = {}, g[MaxN] = {};
+TESSERA_INTERP_UNROLL
+          for (int qx = 0; qx < MaxN; ++qx)
+            if (qx < m1) {
+              b[qx] = B[i * m1 + qx];
+              if (Diffusion) g[qx] = G[i * m1 + qx];
+            }
+          for (int k : ctx.threads_z(n1)) {
+            double s = 0;
+            const int row = (k * n1 + j) * m1;
+TESSERA_INTERP_UNROLL
+            for (int qx = 0; qx < MaxN; ++qx)
+              if (qx < m1) {
+                s += b[qx] * A[row + qx];
+                if (Diffusion) s += g[qx] * Ag[row + qx];
+              }
+            store_result(a, &idxs[(e - ctx.item() * a.chunk) * nd], e, c, (k * n1 + j) * n1 + i, s);
+          }
+        }
+  });
+}
+
 /// Launches the fused operator of geometry g (quadrilateral or hexahedron); a.on_the_fly
 /// selects the geometry source.
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a);

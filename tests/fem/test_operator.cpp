@@ -200,6 +200,27 @@ TEST_P(OperatorTest, ElementLevelApplyScattersToTheGlobalApply) {
   EXPECT_ERROR_MENTIONS(A.apply_element(xe.cview(), xe.view()), "quadrilaterals or hexahedra");
 }
 
+TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
+  // The fused hexahedron kernel has variants by the larger of nodes and points per direction
+  // (<= 6, <= 10, more): p = 5 and 7 (7 and 9 points) take the second, p = 2 with 11 points
+  // (degree 21) the general one; the other tests cover the first.
+  const Mesh mesh = generate_mesh("box:hex:1x1x1:perturb=0.2");
+  struct Case {
+    int p, degree;
+  };
+  for (const Case& k : {Case{5, -1}, Case{7, -1}, Case{2, 21}})
+    for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion})
+      for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
+        SCOPED_TRACE(std::string(name(kind)) + " p=" + std::to_string(k.p) + " degree " + std::to_string(k.degree) +
+                     " " + name(gs));
+        const H1Space space(mesh, k.p, 1);
+        OperatorOptions opt;
+        opt.degree = k.degree;
+        opt.geometry = gs;
+        expect_matches_assembled(space, kind, exec(), opt);
+      }
+}
+
 TEST_P(OperatorTest, RejectsGaussLobattoCollocatedMass) {
   const Mesh mesh = generate_mesh("box:hex:2x2x1");
   const H1Space space(mesh, 3, 1);
