@@ -562,11 +562,12 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* 
   c.add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0).add<double>(m1);
   if (dim_ == 2)
     it.add<int>(k * nd_).add<double>(2 * nd_).add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0)
-        .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(nx);
+        .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(nx).add<double>(on_the_fly ? 4 * 2 : 0);
   else
     it.add<int>(k * nd_).add<double>(2 * nd_).add<double>(n1 * n1 * m1).add<double>(D ? n1 * n1 * m1 : 0)
         .add<double>(n1 * m1 * m1).add<double>(D ? n1 * m1 * m1 : 0).add<double>(D ? n1 * m1 * m1 : 0)
-        .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(D ? nq_ : 0).add<double>(nx);
+        .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(D ? nq_ : 0).add<double>(nx)
+        .add<double>(on_the_fly ? 8 * 3 : 0);
   *item = it.bytes();
   *common = c.bytes();
   return item_threads(geom_, nd_, nq_, nd1_, nq1_, 0);

@@ -20,12 +20,59 @@ TESSERA_HOST_DEVICE inline void atomic_add(double* p, double v, bool concurrent)
 #endif
 }
 
+/// The first-order map of a quadrilateral (Dim 2) or hexahedron (Dim 3) in monomial form,
+/// x_r(xi) = sum over subsets S of the directions of Xc[S * Dim + r] prod_{d in S} xi_d, from
+/// the element's vertices Xe (vertex v at the reference corner a.corner[v]); item threads
+/// share the 2^Dim * Dim coefficients. Its Jacobian then costs Dim * Dim * 2^(Dim-1) multiply-
+/// adds per point instead of a sum over the vertices.
+template <int Dim>
+TESSERA_HOST_DEVICE inline void multilinear_coefficients(TeamContext& ctx, const Args& a, const double* Xe,
+                                                         double* Xc) {
+  constexpr int NV = 1 << Dim;
+  for (int t : ctx.item_threads(NV * Dim)) {
+    const int S = t / Dim, r = t - S * Dim;
+    double sum = 0;
+    for (int v = 0; v < NV; ++v) {
+      double w = 1;
+TESSERA_INTERP_UNROLL
+      for (int d = 0; d < Dim; ++d) {
+        const bool in_s = (S >> d) & 1, at_one = a.corner[v][d] != 0;
+        w *= in_s ? (at_one ? 1.0 : -1.0) : (at_one ? 0.0 : 1.0);  // (1 - xi) or xi, split by degree
+      }
+      sum += w * Xe[v * Dim + r];
+    }
+    Xc[t] = sum;
+  }
+}
+
+/// J(r, c) = d x_r / d xi_c at xi from the coefficients of multilinear_coefficients.
+template <int Dim>
+TESSERA_HOST_DEVICE inline void multilinear_jacobian(const double* Xc, const double* xi, double J[3][3]) {
+TESSERA_INTERP_UNROLL
+  for (int c = 0; c < Dim; ++c)
+TESSERA_INTERP_UNROLL
+    for (int r = 0; r < Dim; ++r) {
+      double s = 0;
+TESSERA_INTERP_UNROLL
+      for (int S = 0; S < (1 << Dim); ++S)
+        if ((S >> c) & 1) {
+          double m = Xc[S * Dim + r];
+TESSERA_INTERP_UNROLL
+          for (int d = 0; d < Dim; ++d)
+            if (d != c && ((S >> d) & 1)) m *= xi[d];
+          s += m;
+        }
+      J[r][c] = s;
+    }
+}
+
 /// The operator's factor at point q of element e into F: the packed symmetric
 /// D = w det J J^-1 J^-T (Dim (Dim + 1) / 2 entries: 00, 01, (02,) 11, (12, 22)) for
-/// diffusion, w det J for mass. Stored: read from a.qdata. On the fly: J from the element's
-/// vertices Xe at the reference point xi (the first-order map), w from a.wq.
+/// diffusion, w det J for mass. Stored: read from a.qdata. On the fly: J of the first-order
+/// map at the reference point xi from its monomial coefficients Xc (multilinear_coefficients),
+/// w from a.wq.
 template <int Dim, bool Diffusion, bool OnTheFly>
-TESSERA_HOST_DEVICE inline void point_factor(const Args& a, index_t e, int q, const double* Xe, const double* xi,
+TESSERA_HOST_DEVICE inline void point_factor(const Args& a, index_t e, int q, const double* Xc, const double* xi,
                                              double* F) {
   constexpr int NF = Diffusion ? Dim * (Dim + 1) / 2 : 1;
   if constexpr (!OnTheFly) {
@@ -33,7 +80,7 @@ TESSERA_INTERP_UNROLL
     for (int k = 0; k < NF; ++k) F[k] = a.qdata[(e * NF + k) * a.nq + q];
   } else {
     double J[3][3];
-    tensor_jacobian<Dim>(a, Xe, xi, J);
+    multilinear_jacobian<Dim>(Xc, xi, J);
     const double wdet = a.wq[q] * determinant<Dim>(J);
     if constexpr (!Diffusion) {
       F[0] = wdet;
@@ -88,9 +135,11 @@ TESSERA_HOST_DEVICE void quad_operator(TeamContext& ctx, const Args& a) {
   auto P0 = ctx.shared_item<double>(nq);       // point data: value or d/dxi_0
   auto P1 = ctx.shared_item<double>(Diffusion ? nq : 0);
   auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
+  auto Xc = ctx.shared_item<double>(OnTheFly ? 4 * 2 : 0);  // read after the next barrier
   load_tensor_tables(ctx, a, B, G, xq);
   pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
     if (!OnTheFly && valid && c == 0) prefetch_next_factors<Diffusion ? 3 : 1>(ctx, a, e);
+    if (OnTheFly && valid) multilinear_coefficients<2>(ctx, a, Xe, Xc.data());
     if (valid)
       for (int j : ctx.threads_y(n1))
         for (int qx : ctx.threads_x(m1)) {
@@ -117,7 +166,7 @@ TESSERA_HOST_DEVICE void quad_operator(TeamContext& ctx, const Args& a) {
           const int q = qy * m1 + qx;
           const double xi[3] = {xq[qx], xq[qy], 0.0};
           double F[3];
-          point_factor<2, Diffusion, OnTheFly>(a, e, q, Xe, xi, F);
+          point_factor<2, Diffusion, OnTheFly>(a, e, q, Xc.data(), xi, F);
           if (Diffusion) {
             P0[q] = F[0] * gx + F[1] * gy;
             P1[q] = F[1] * gx + F[2] * gy;
@@ -174,9 +223,11 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   auto P1 = ctx.shared_item<double>(Diffusion ? nq : 0);
   auto P2 = ctx.shared_item<double>(Diffusion ? nq : 0);
   auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
+  auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);  // read after the next barriers
   load_tensor_tables(ctx, a, B, G, xq);
   pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
     if (!OnTheFly && valid && c == 0) prefetch_next_factors<Diffusion ? 6 : 1>(ctx, a, e);
+    if (OnTheFly && valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
     if (valid)
       for (int k : ctx.threads_z(n1))
         for (int j : ctx.threads_y(n1))
@@ -233,7 +284,7 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
             const int q = (qz * m1 + qy) * m1 + qx;
             const double xi[3] = {xq[qx], xq[qy], xq[qz]};
             double F[6];  // (00, 01, 02, 11, 12, 22)
-            point_factor<3, Diffusion, OnTheFly>(a, e, q, Xe, xi, F);
+            point_factor<3, Diffusion, OnTheFly>(a, e, q, Xc.data(), xi, F);
             if (Diffusion) {
               P0[q] = F[0] * gx + F[1] * gy + F[2] * gz;
               P1[q] = F[1] * gx + F[3] * gy + F[4] * gz;
@@ -325,9 +376,11 @@ TESSERA_HOST_DEVICE void hex_operator_fixed(TeamContext& ctx, const Args& a) {
   auto P1 = ctx.shared_item<double>(Diffusion ? nq : 0);
   auto P2 = ctx.shared_item<double>(Diffusion ? nq : 0);
   auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
+  auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);  // read after the next barriers
   load_tensor_tables(ctx, a, B, G, xq);
   pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
     if (!OnTheFly && valid && c == 0) prefetch_next_factors<Diffusion ? 6 : 1>(ctx, a, e);
+    if (OnTheFly && valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
     // forward x: A(k, j, qx) = sum_i B(i, qx) u(k, j, i); Ag with G
     if (valid)
       for (int j : ctx.threads_y(n1))
@@ -416,7 +469,7 @@ TESSERA_INTERP_UNROLL
             const int q = (qz * m1 + qy) * m1 + qx;
             const double xi[3] = {xq[qx], xq[qy], xq[qz]};
             double F[6];  // (00, 01, 02, 11, 12, 22)
-            point_factor<3, Diffusion, OnTheFly>(a, e, q, Xe, xi, F);
+            point_factor<3, Diffusion, OnTheFly>(a, e, q, Xc.data(), xi, F);
             if (Diffusion) {
               P0[q] = F[0] * gx + F[1] * gy + F[2] * gz;
               P1[q] = F[1] * gx + F[3] * gy + F[4] * gz;
