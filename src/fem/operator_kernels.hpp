@@ -576,5 +576,8 @@ TESSERA_INTERP_UNROLL
 /// Launches the fused operator of geometry g (quadrilateral or hexahedron); a.on_the_fly
 /// selects the geometry source.
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a);
+/// The most threads per block the kernel that launch_operator picks for these sizes can use
+/// (its register use sets it on the GPU; INT_MAX on the CPU).
+int operator_max_threads(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1);
 
 }  // namespace tessera::fem::interp_detail

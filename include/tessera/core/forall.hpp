@@ -11,6 +11,7 @@
 /// (in CMake: list it in tessera_add_cuda_sources or set LANGUAGE CUDA); launching
 /// on CUDA from a unit compiled by the host compiler throws tessera::Error.
 
+#include <limits>
 #include <utility>
 
 #include "tessera/core/backend/dispatch.hpp"
@@ -126,6 +127,18 @@ void launch(const char* label, const Exec& exec, const Teams& t, const F& f) {
         detail::cuda_team_launch(label, t, f);
 #endif
       });
+}
+
+/// The most threads per block (items x threads per item) a team launch of F can use on exec:
+/// on the CUDA backend the kernel's limit, which its register use sets (at most 1024); on the
+/// CPU backends no limit (INT_MAX). Call it from code that nvcc compiles in CUDA builds.
+template <class F>
+int team_max_threads(const Exec& exec) {
+#if defined(TESSERA_CUDA_DISPATCH)
+  if (exec.backend == Backend::Cuda) return detail::cuda_team_max_threads<F>();
+#endif
+  (void)exec;
+  return std::numeric_limits<int>::max();
 }
 
 }  // namespace tessera

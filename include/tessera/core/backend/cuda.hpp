@@ -101,6 +101,14 @@ struct TeamKernelState {
   std::size_t dynamic_limit = 48 * 1024;
 };
 
+/// The most threads per block the team kernel of F can launch with (its registers decide).
+template <class F>
+int cuda_team_max_threads() {
+  cudaFuncAttributes attr{};
+  TESSERA_CUDA_CHECK(cudaFuncGetAttributes(&attr, &team_kernel<F>));
+  return attr.maxThreadsPerBlock;
+}
+
 template <class F>
 void cuda_team_launch(const char* label, const Teams& t, const F& f) {
   static TeamKernelState state;  // per instantiation of this template, i.e. per kernel
