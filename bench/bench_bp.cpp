@@ -38,15 +38,6 @@ namespace tessera::bench {
 
 namespace {
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string w;
-  while (std::getline(ss, w, ','))
-    if (!w.empty()) out.push_back(w);
-  return out;
-}
-
 struct Problem {
   int number = 1;  // 1..6
   bool element = false;

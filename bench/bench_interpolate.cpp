@@ -44,15 +44,6 @@ namespace {
 using fem::Eval;
 using fem::Geometry;
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string w;
-  while (std::getline(ss, w, ','))
-    if (!w.empty()) out.push_back(w);
-  return out;
-}
-
 Geometry parse_geometry(const std::string& s) {
   if (s == "tri" || s == "triangle") return Geometry::Triangle;
   if (s == "quad" || s == "quadrilateral") return Geometry::Quadrilateral;

@@ -75,6 +75,15 @@ void JsonLines::write(const nlohmann::json& j) {
   if (file_.is_open()) file_ << j.dump() << "\n";
 }
 
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string w;
+  while (std::getline(ss, w, ','))
+    if (!w.empty()) out.push_back(w);
+  return out;
+}
+
 std::string today() {
   const std::time_t t = std::time(nullptr);
   char buf[32];

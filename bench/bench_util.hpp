@@ -6,6 +6,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,8 @@ double copy_bandwidth_gbs(const Exec& exec, index_t n, int reps, std::string* la
 
 /// "NVIDIA H100 ... (132 SMs)" on a GPU, "N OpenMP threads" (or "serial") on a CPU.
 std::string describe(const Exec& exec);
+/// The non-empty items of a comma-separated list.
+std::vector<std::string> split(const std::string& s);
 /// Today's date (UTC) as YYYY-MM-DD.
 std::string today();
 
