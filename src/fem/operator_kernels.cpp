@@ -18,8 +18,7 @@ template <bool Diffusion, bool OnTheFly, int MaxN>
 struct HexOperator {
   Args a;
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
-    if constexpr (MaxN > 0) hex_operator_fixed<Diffusion, OnTheFly, MaxN>(ctx, a);
-    else hex_operator<Diffusion, OnTheFly>(ctx, a);
+    hex_operator<Diffusion, OnTheFly, MaxN>(ctx, a);
   }
 };
 
