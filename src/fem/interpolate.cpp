@@ -2,7 +2,6 @@
 #include "tessera/fem/interpolate.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
 #include <sstream>
 
@@ -203,13 +202,30 @@ void Interpolator::ensure_geometry() const {
                   " elements need a mesh of space dimension ", dim_, " (this mesh has ", sdim_,
                   "); use reference gradients for embedded elements");
   if (opt_.geometry == GeometrySource::OnTheFly) {
-    if (X_.size() > 0) return;
-    const GeometricFactorKernel k(*mesh_, geom_, rule_, exec_);
-    k.check();  // inverted elements are named here rather than producing infinities
-    X_ = k.coordinates();
+    ensure_vertices();
   } else {
     if (Jinv_.size() > 0) return;
     Jinv_ = geometric_factors(*mesh_, geom_, rule_, exec_, GeometricFactorFlags::Jinv).Jinv;
+  }
+}
+
+void Interpolator::ensure_vertices() const {
+  if (X_.size() > 0) return;
+  const GeometricFactorKernel k(*mesh_, geom_, rule_, exec_);
+  k.check();  // inverted elements are named here rather than producing infinities
+  X_ = k.coordinates();
+}
+
+void Interpolator::prepare_operator(bool on_the_fly) const {
+  if (!on_the_fly) return;
+  TESSERA_REQUIRE(sdim_ == dim_, "fem::Interpolator::apply_operator: on-the-fly geometry on ", name(geom_),
+                  " elements needs a mesh of space dimension ", dim_, " (this mesh has ", sdim_,
+                  "); use stored quadrature data for embedded elements");
+  ensure_vertices();
+  if (wq_.size() == 0) {
+    Array<double, 1> w("interp_weights", {nq_});
+    for (int q = 0; q < nq_; ++q) w(q) = rule_.weights(q);
+    wq_ = exec_.on_device() ? w.to_device() : w;
   }
 }
 
@@ -515,29 +531,12 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
   a.qdata = qdata;
   a.on_the_fly = qdata == nullptr;
   if (a.on_the_fly) {
-    TESSERA_REQUIRE(sdim_ == dim_, "fem::Interpolator::apply_operator: on-the-fly geometry on ", name(geom_),
-                    " elements needs a mesh of space dimension ", dim_, " (this mesh has ", sdim_,
-                    "); use stored quadrature data for embedded elements");
-    if (X_.size() == 0) {
-      const GeometricFactorKernel k(*mesh_, geom_, rule_, exec_);
-      k.check();  // inverted elements are named here rather than producing negative factors
-      X_ = k.coordinates();
-    }
-    if (wq_.size() == 0) {
-      Array<double, 1> w("interp_weights", {nq_});
-      for (int q = 0; q < nq_; ++q) w(q) = rule_.weights(q);
-      wq_ = exec_.on_device() ? w.to_device() : w;
-    }
+    prepare_operator(true);
     a.X = X_.data();
     a.wq = wq_.data();
   }
   a.concurrent = exec_.backend != Backend::Serial;
   a.chunk = chunk();
-  static const int prefetch_mode = [] {
-    const char* v = std::getenv("TESSERA_OPERATOR_PREFETCH");
-    return v ? std::atoi(v) : 0;
-  }();
-  a.prefetch = prefetch_mode;
   if (epb <= 0) epb = operator_elements_per_block(diffusion, a.on_the_fly, element);
   TESSERA_REQUIRE(epb >= 1, "fem::Interpolator::apply_operator: elements per block must be >= 1, got ", epb);
   std::size_t item = 0, common = 0;

@@ -52,7 +52,6 @@ struct Args {
   int chunk = 1;                // forward kernels: elements per item, processed one after the other
   const double* qdata = nullptr;  // fused operators: w det J (ne, nq) or D (ne, dim (dim + 1) / 2, nq)
   const double* wq = nullptr;     // fused operators, on-the-fly geometry: the rule's weights (nq)
-  int prefetch = 0;               // fused operators, stored: prefetch the next element's factors (1: L2, 2: L1)
   double* y_out = nullptr;        // fused operators: global vector accumulated into
   bool concurrent = true;         // fused operators: atomic additions needed (not on the serial backend)
   const double* u = nullptr;    // forward: global vector
@@ -217,18 +216,6 @@ TESSERA_HOST_DEVICE inline void async_wait(bool all_but_newest) {
   else __pipeline_wait_prior(0);
 #else
   (void)all_but_newest;
-#endif
-}
-
-/// Hint to bring the 128-byte line holding p into the L2 cache (L1 and L2 with `l1`) ahead
-/// of its use; no effect on the CPU.
-TESSERA_HOST_DEVICE inline void prefetch(const void* p, bool l1) {
-#if defined(TESSERA_DEVICE_CODE) && defined(__CUDA_ARCH__)
-  if (l1) asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
-  else asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#else
-  (void)p;
-  (void)l1;
 #endif
 }
 

@@ -121,7 +121,7 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
     else if (!fused_part)
       gf = geometric_factors(mesh, g, rule, exec, GeometricFactorFlags::WDetJ);
     else
-      GeometricFactorKernel(mesh, g, rule, exec).check();  // inverted elements are named here
+      interp.prepare_operator(true);  // gathers the vertices once; names an inverted element
     const BasisTables t = tabulate(H1Basis(g, p), rule);
     const Eval what = mass ? Eval::Values : otf ? Eval::Gradients : Eval::ReferenceGradients;
     // Point buffers only for the composed path (the fused kernel keeps its point data in

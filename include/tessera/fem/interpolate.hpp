@@ -222,6 +222,10 @@ class Interpolator {
   /// only. epb <= 0: about 256 threads per block, reduced to fit shared memory.
   void apply_operator(bool diffusion, const double* qdata, View<const double, 1> x, View<double, 1> y,
                       int epb = 0) const;
+  /// Builds what an on-the-fly fused operator reads (the vertex coordinates, the rule's
+  /// weights) and checks the elements (throws naming an inverted one); apply_operator does
+  /// it at its first on-the-fly call. Nothing for stored data.
+  void prepare_operator(bool on_the_fly) const;
   /// The same operator element by element (CEED's "BK" problems): ye = A_e xe for E-vectors
   /// (elements, components, nodes per element), ye overwritten, no gather or scatter.
   void apply_operator_element(bool diffusion, const double* qdata, View<const double, 3> xe, View<double, 3> ye,
@@ -246,6 +250,7 @@ class Interpolator {
   int choose_epb(Eval what, bool transpose, std::string* source) const;
   void run(int epb, bool transpose, Eval what, const double* u, const QuadratureData& qd, double* e_out) const;
   void ensure_geometry() const;
+  void ensure_vertices() const;  // X_, checked
   void run_operator(bool diffusion, const double* qdata, const double* x, double* y, bool element, int epb) const;
   Dim3 operator_shape(bool diffusion, bool on_the_fly, std::size_t* item, std::size_t* common) const;
   void fill_args(interp_detail::Args& a) const;
