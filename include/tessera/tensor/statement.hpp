@@ -161,52 +161,32 @@ struct StatementKernel {
     for (index_t x = lo; x < hi; ++x) (apply<Op>(out[c][x], r[c](x)), ...);
   }
 
-  /// GPU: threads in tiles of kTile; a tile covers kTile * kPer consecutive grid points, each
-  /// thread kPer of them kTile apart (coalesced). Consecutive tiles take the LHS components of
-  /// the same grid points in turn, so that inputs shared by several components are read from
-  /// DRAM once and then from L2. kPer = 4 (each thread loading its table entry once for four
-  /// points) was slower on the H100 than one point per thread: Eq. 6 0.68 against 0.77 of the
-  /// hand kernel at N = 10^6, Eq. 19 1.27 against 1.93 (fewer threads in flight).
+  /// GPU: threads in tiles of kTile consecutive grid points, one point per thread;
+  /// consecutive tiles take the LHS components of the same grid points in turn, so that inputs
+  /// shared by several components are read from DRAM once and then from L2. (Four points per
+  /// thread, each thread loading its table entry once, was slower on the H100: Eq. 6 0.68
+  /// against 0.77 of the hand kernel at N = 10^6, Eq. 19 1.27 against 1.93.)
   static constexpr unsigned kTile = 128;
-  static constexpr unsigned kPer = 1;
   /// Threads of the GPU launch.
-  index_t gpu_threads() const {
-    return static_cast<index_t>(plan.count) * ((n + kTile * kPer - 1) / (kTile * kPer)) * kTile;
-  }
+  index_t gpu_threads() const { return static_cast<index_t>(plan.count) * ((n + kTile - 1) / kTile) * kTile; }
 
   TESSERA_HOST_DEVICE void operator()(index_t i) const {
 #if defined(TESSERA_DEVICE_CODE)
-    index_t c, base;
+    index_t c, x;
     if (gpu_small) {
       const unsigned ui = static_cast<unsigned>(i);
       const unsigned tile = ui / kTile, nc = static_cast<unsigned>(plan.count);
       const unsigned xb = tile / nc;
       c = tile - xb * nc;
-      base = static_cast<index_t>(xb) * (kTile * kPer) + (ui % kTile);
+      x = static_cast<index_t>(xb) * kTile + (ui % kTile);
     } else {
       const index_t tile = i / kTile, xb = tile / plan.count;
       c = tile - xb * plan.count;
-      base = xb * (kTile * kPer) + i % kTile;
+      x = xb * kTile + i % kTile;
     }
-    if (table) {
-      const auto run = [&](const Entry& t) {
-        for (unsigned j = 0; j < kPer; ++j) {
-          const index_t x = base + j * kTile;
-          if (x < n) apply<Op>(t.out[x], t.r(x));
-        }
-      };
-      // A small entry is copied into registers once (through the reference the compiler
-      // reloads the pointers after every store, which may alias the table).
-      if constexpr (sizeof(Entry) <= 256) run(Entry(table[c]));
-      else run(table[c]);
-      return;
-    }
-    const Env e = env_of(static_cast<int>(c));
-    double* out = lhs.data + static_cast<index_t>(lhs.component(e)) * n;
-    for (unsigned j = 0; j < kPer; ++j) {
-      const index_t x = base + j * kTile;
-      if (x < n) apply<Op>(out[x], rhs.eval(e, x));
-    }
+    if (x >= n) return;
+    const Entry& t = table[c];
+    apply<Op>(t.out[x], t.r(x));
 #else
     // CPU: one work item per chunk of grid points.
     const index_t lo = i * chunk, hi = lo + chunk < n ? lo + chunk : n;
