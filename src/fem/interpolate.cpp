@@ -559,17 +559,21 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* 
   const int nx = on_the_fly ? k * nv_ * sdim_ : 0;
   SharedLayout c, it;  // the order of the carving in operator_kernels.hpp
   c.add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0).add<double>(m1);
+  const bool columns = ia::operator_bound(geom_, n1, m1) > 0;  // no point buffers, one thread per column
+  const int np = columns ? 0 : nq_;
   if (dim_ == 2)
     it.add<int>(k * nd_).add<double>(2 * nd_).add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0)
         .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(nx).add<double>(on_the_fly ? 4 * 2 : 0);
   else
     it.add<int>(k * nd_).add<double>(2 * nd_).add<double>(n1 * n1 * m1).add<double>(D ? n1 * n1 * m1 : 0)
         .add<double>(n1 * m1 * m1).add<double>(D ? n1 * m1 * m1 : 0).add<double>(D ? n1 * m1 * m1 : 0)
-        .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(D ? nq_ : 0).add<double>(nx)
+        .add<double>(np).add<double>(D ? np : 0).add<double>(D ? np : 0).add<double>(nx)
         .add<double>(on_the_fly ? 8 * 3 : 0);
   *item = it.bytes();
   *common = c.bytes();
-  return item_threads(geom_, nd_, nq_, nd1_, nq1_, 0);
+  Dim3 t = item_threads(geom_, nd_, nq_, nd1_, nq1_, 0);
+  if (columns) t.z = 1;
+  return t;
 }
 
 std::size_t Interpolator::operator_shared_bytes(bool diffusion, bool on_the_fly, int epb) const {

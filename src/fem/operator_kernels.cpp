@@ -22,20 +22,41 @@ struct HexOperator {
   }
 };
 
+namespace {
+/// TESSERA_OPERATOR_BOUND (comparisons only): -1 when unset.
+int forced_bound() {
+  static const int b = [] {
+    const char* e = std::getenv("TESSERA_OPERATOR_BOUND");
+    return e && *e ? std::atoi(e) : -1;
+  }();
+  return b;
+}
+}  // namespace
+
+int operator_bound(Geometry g, int nd1, int nq1) {
+  if (g != Geometry::Hexahedron) return 0;
+  const int forced = forced_bound();
+  if (forced == 0) return 0;
+  const int n = std::max({nd1, nq1, forced});
+  for (int b : {4, 6, 8, 10})
+    if (n <= b) return b;
+  return 0;
+}
+
 /// Calls v.template operator()<Functor>() with the functor type of the kernel that serves
 /// (geometry, diffusion, on the fly, 1-D sizes).
 template <class Visit>
 auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, const Visit& v) {
-  static const bool generic = [] {  // TESSERA_OPERATOR_GENERIC=1: the run-time-size kernel only (for comparisons)
-    const char* e = std::getenv("TESSERA_OPERATOR_GENERIC");
-    return e && e[0] == '1';
-  }();
-  const int n = generic ? 1 << 20 : std::max(nd1, nq1);
+  const int bound = operator_bound(g, nd1, nq1);
   const auto pick = [&]<bool D, bool O>() {
     if (g == Geometry::Quadrilateral) return v.template operator()<QuadOperator<D, O>>();
-    if (n <= 6) return v.template operator()<HexOperator<D, O, 6>>();    // p <= 4 with q = p + 2
-    if (n <= 10) return v.template operator()<HexOperator<D, O, 10>>();  // p <= 8
-    return v.template operator()<HexOperator<D, O, 0>>();
+    switch (bound) {  // the buckets: p <= 2, 4, 6, 8 with q = p + 2
+      case 4: return v.template operator()<HexOperator<D, O, 4>>();
+      case 6: return v.template operator()<HexOperator<D, O, 6>>();
+      case 8: return v.template operator()<HexOperator<D, O, 8>>();
+      case 10: return v.template operator()<HexOperator<D, O, 10>>();
+      default: return v.template operator()<HexOperator<D, O, 0>>();
+    }
   };
   if (diffusion) return on_the_fly ? pick.template operator()<true, true>() : pick.template operator()<true, false>();
   return on_the_fly ? pick.template operator()<false, true>() : pick.template operator()<false, false>();

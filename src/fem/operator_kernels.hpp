@@ -225,10 +225,103 @@ TESSERA_HOST_DEVICE constexpr int loop_bound(int n) {
   return MaxN > 0 ? MaxN : n;
 }
 
+/// The middle of the bounded hexahedron operator for the thread of point column (qx, qy):
+/// forward y from the x-stage results A/Ag (k, j, qx), forward z, the point factor, and
+/// transposed z into C0 (value, or the d/dz part), C1 (d/dx) and C2 (d/dy) at (k, qy, qx).
+/// The column's values over k live in registers (MaxN entries each); the 1-D tables are read
+/// from shared memory once per (k, qz) for both the forward and the transposed z contraction.
+template <bool Diffusion, bool OnTheFly, int MaxN>
+TESSERA_HOST_DEVICE inline void column_stages(const Args& a, index_t e, int qx, int qy, const double* B,
+                                              const double* G, const double* xq, const double* A, const double* Ag,
+                                              const double* Xc, double* C0, double* C1, double* C2) {
+  static_assert(MaxN > 0, "column_stages needs a compile-time bound");
+  constexpr int NC = Diffusion ? 3 : 1;
+  const int n1 = a.nd1, m1 = a.nq1;
+  double cz[NC][MaxN], tz[NC][MaxN];
+  {  // forward y: cz[0] = B(j, qy) A, cz[1] = B Ag (d/dx), cz[2] = G A (d/dy)
+    Reused<MaxN> b, g;
+    b.load(&B[qy], m1, n1);
+    if (Diffusion) g.load(&G[qy], m1, n1);
+TESSERA_INTERP_UNROLL
+    for (int k = 0; k < MaxN; ++k) {
+      double s = 0, gx = 0, gy = 0;
+      if (k < n1)
+TESSERA_INTERP_UNROLL
+        for (int j = 0; j < MaxN; ++j)
+          if (j < n1) {
+            const int at = (k * n1 + j) * m1 + qx;
+            const double aj = A[at];
+            s += b[j] * aj;
+            if (Diffusion) {
+              gx += b[j] * Ag[at];
+              gy += g[j] * aj;
+            }
+          }
+      cz[0][k] = s;
+      if (Diffusion) {
+        cz[1][k] = gx;
+        cz[2][k] = gy;
+      }
+TESSERA_INTERP_UNROLL
+      for (int r = 0; r < NC; ++r) tz[r][k] = 0;
+    }
+  }
+  for (int qz = 0; qz < m1; ++qz) {
+    double s = 0, gx = 0, gy = 0, gz = 0;
+TESSERA_INTERP_UNROLL
+    for (int k = 0; k < MaxN; ++k)
+      if (k < n1) {
+        const double bk = B[k * m1 + qz];
+        s += bk * cz[0][k];
+        if (Diffusion) {
+          gx += bk * cz[1][k];
+          gy += bk * cz[2][k];
+          gz += G[k * m1 + qz] * cz[0][k];
+        }
+      }
+    const int q = (qz * m1 + qy) * m1 + qx;
+    const double xi[3] = {xq[qx], xq[qy], xq[qz]};
+    double F[6];  // (00, 01, 02, 11, 12, 22)
+    point_factor<3, Diffusion, OnTheFly>(a, e, q, Xc, xi, F);
+    double p0, p1 = 0, p2 = 0;
+    if (Diffusion) {
+      p0 = F[0] * gx + F[1] * gy + F[2] * gz;
+      p1 = F[1] * gx + F[3] * gy + F[4] * gz;
+      p2 = F[2] * gx + F[4] * gy + F[5] * gz;
+    } else {
+      p0 = F[0] * s;
+    }
+    // transposed z: tz[0] = sum_qz G(k, qz) p2 + (mass: B p0), tz[1] = B p0, tz[2] = B p1
+TESSERA_INTERP_UNROLL
+    for (int k = 0; k < MaxN; ++k)
+      if (k < n1) {
+        const double bk = B[k * m1 + qz];
+        if (Diffusion) {
+          tz[0][k] += G[k * m1 + qz] * p2;
+          tz[1][k] += bk * p0;
+          tz[2][k] += bk * p1;
+        } else {
+          tz[0][k] += bk * p0;
+        }
+      }
+  }
+TESSERA_INTERP_UNROLL
+  for (int k = 0; k < MaxN; ++k)
+    if (k < n1) {
+      const int at = (k * m1 + qy) * m1 + qx;
+      C0[at] = tz[0][k];
+      if (Diffusion) {
+        C1[at] = tz[1][k];
+        C2[at] = tz[2][k];
+      }
+    }
+}
+
 /// Hexahedra: as quad_operator, in variants by MaxN, a compile-time bound on the nodes and
 /// points per direction (0: run-time sizes, any p and q). With a bound every contraction loop
-/// is unrolled and the Reused rows and columns live in registers (1.4-1.8x faster on the H100,
-/// docs/benchmarks/operators.md).
+/// is unrolled, the Reused rows and columns live in registers, and the stages between the
+/// x contraction and its transpose run along register columns (column_stages) instead of
+/// through shared buffers (docs/benchmarks/operators.md has the measurements).
 template <bool Diffusion, bool OnTheFly, int MaxN>
 TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, nq = a.nq;
@@ -244,9 +337,9 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   auto C0 = ctx.shared_item<double>(n1 * m1 * m1);  // y stage; reused by the transposed z stage
   auto C1 = ctx.shared_item<double>(Diffusion ? n1 * m1 * m1 : 0);
   auto C2 = ctx.shared_item<double>(Diffusion ? n1 * m1 * m1 : 0);
-  auto P0 = ctx.shared_item<double>(nq);
-  auto P1 = ctx.shared_item<double>(Diffusion ? nq : 0);
-  auto P2 = ctx.shared_item<double>(Diffusion ? nq : 0);
+  auto P0 = ctx.shared_item<double>(MaxN == 0 ? nq : 0);  // point data of the run-time variant
+  auto P1 = ctx.shared_item<double>(MaxN == 0 && Diffusion ? nq : 0);
+  auto P2 = ctx.shared_item<double>(MaxN == 0 && Diffusion ? nq : 0);
   auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
   auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);  // read after the next barriers
   load_tensor_tables(ctx, a, B, G, xq);
@@ -273,104 +366,114 @@ TESSERA_INTERP_UNROLL
           }
         }
     ctx.sync();
-    // forward y: C0(k, qy, qx) = sum_j B(j, qy) A(k, j, qx); C1 = B Ag (d/dx); C2 = G A (d/dy)
-    if (valid)
-      for (int qy : ctx.threads_y(m1))
-        for (int qx : ctx.threads_x(m1)) {
-          Reused<MaxN> b, g;
-          b.load(&B[qy], m1, n1);
-          if (Diffusion) g.load(&G[qy], m1, n1);
-          for (int k : ctx.threads_z(n1)) {
-            double s = 0, gx = 0, gy = 0;
+    if constexpr (MaxN > 0) {
+      // forward y, forward z, the point factor and transposed z, all along the thread's (qy, qx)
+      // column in registers: no shared buffers and no barriers between these stages
+      if (valid)
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1))
+            column_stages<Diffusion, OnTheFly, MaxN>(a, e, qx, qy, B.data(), G.data(), xq.data(), A.data(),
+                                                     Ag.data(), Xc.data(), C0.data(), C1.data(), C2.data());
+    } else {
+      // forward y: C0(k, qy, qx) = sum_j B(j, qy) A(k, j, qx); C1 = B Ag (d/dx); C2 = G A (d/dy)
+      if (valid)
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1)) {
+            Reused<MaxN> b, g;
+            b.load(&B[qy], m1, n1);
+            if (Diffusion) g.load(&G[qy], m1, n1);
+            for (int k : ctx.threads_z(n1)) {
+              double s = 0, gx = 0, gy = 0;
 TESSERA_INTERP_UNROLL
-            for (int j = 0; j < N; ++j)
-              if (full || j < n1) {
-                const double aj = A[(k * n1 + j) * m1 + qx];
-                s += b[j] * aj;
-                if (Diffusion) {
-                  gx += b[j] * Ag[(k * n1 + j) * m1 + qx];
-                  gy += g[j] * aj;
+              for (int j = 0; j < N; ++j)
+                if (full || j < n1) {
+                  const double aj = A[(k * n1 + j) * m1 + qx];
+                  s += b[j] * aj;
+                  if (Diffusion) {
+                    gx += b[j] * Ag[(k * n1 + j) * m1 + qx];
+                    gy += g[j] * aj;
+                  }
                 }
+              const int at = (k * m1 + qy) * m1 + qx;
+              C0[at] = s;
+              if (Diffusion) {
+                C1[at] = gx;
+                C2[at] = gy;
               }
-            const int at = (k * m1 + qy) * m1 + qx;
-            C0[at] = s;
-            if (Diffusion) {
-              C1[at] = gx;
-              C2[at] = gy;
             }
           }
-        }
-    ctx.sync();
-    // forward z and the point factor: the (qy, qx) column of C over k is reused for every qz
-    if (valid)
-      for (int qy : ctx.threads_y(m1))
-        for (int qx : ctx.threads_x(m1)) {
-          Reused<MaxN> c0, c1, c2;
-          c0.load(&C0[qy * m1 + qx], m1 * m1, n1);
-          if (Diffusion) {
-            c1.load(&C1[qy * m1 + qx], m1 * m1, n1);
-            c2.load(&C2[qy * m1 + qx], m1 * m1, n1);
-          }
-          for (int qz : ctx.threads_z(m1)) {
-            double s = 0, gx = 0, gy = 0, gz = 0;
-TESSERA_INTERP_UNROLL
-            for (int k = 0; k < N; ++k)
-              if (full || k < n1) {
-                const double bk = B[k * m1 + qz];
-                s += bk * c0[k];
-                if (Diffusion) {
-                  gx += bk * c1[k];
-                  gy += bk * c2[k];
-                  gz += G[k * m1 + qz] * c0[k];
-                }
-              }
-            const int q = (qz * m1 + qy) * m1 + qx;
-            const double xi[3] = {xq[qx], xq[qy], xq[qz]};
-            double F[6];  // (00, 01, 02, 11, 12, 22)
-            point_factor<3, Diffusion, OnTheFly>(a, e, q, Xc.data(), xi, F);
+      ctx.sync();
+      // forward z and the point factor: the (qy, qx) column of C over k is reused for every qz
+      if (valid)
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1)) {
+            Reused<MaxN> c0, c1, c2;
+            c0.load(&C0[qy * m1 + qx], m1 * m1, n1);
             if (Diffusion) {
-              P0[q] = F[0] * gx + F[1] * gy + F[2] * gz;
-              P1[q] = F[1] * gx + F[3] * gy + F[4] * gz;
-              P2[q] = F[2] * gx + F[4] * gy + F[5] * gz;
-            } else {
-              P0[q] = F[0] * s;
+              c1.load(&C1[qy * m1 + qx], m1 * m1, n1);
+              c2.load(&C2[qy * m1 + qx], m1 * m1, n1);
+            }
+            for (int qz : ctx.threads_z(m1)) {
+              double s = 0, gx = 0, gy = 0, gz = 0;
+TESSERA_INTERP_UNROLL
+              for (int k = 0; k < N; ++k)
+                if (full || k < n1) {
+                  const double bk = B[k * m1 + qz];
+                  s += bk * c0[k];
+                  if (Diffusion) {
+                    gx += bk * c1[k];
+                    gy += bk * c2[k];
+                    gz += G[k * m1 + qz] * c0[k];
+                  }
+                }
+              const int q = (qz * m1 + qy) * m1 + qx;
+              const double xi[3] = {xq[qx], xq[qy], xq[qz]};
+              double F[6];  // (00, 01, 02, 11, 12, 22)
+              point_factor<3, Diffusion, OnTheFly>(a, e, q, Xc.data(), xi, F);
+              if (Diffusion) {
+                P0[q] = F[0] * gx + F[1] * gy + F[2] * gz;
+                P1[q] = F[1] * gx + F[3] * gy + F[4] * gz;
+                P2[q] = F[2] * gx + F[4] * gy + F[5] * gz;
+              } else {
+                P0[q] = F[0] * s;
+              }
             }
           }
-        }
-    ctx.sync();
-    // transposed z: the (qy, qx) column of P over qz is reused for every k; C0 gets the value
-    // and d/dz parts, C1 d/dx, C2 d/dy
-    if (valid)
-      for (int qy : ctx.threads_y(m1))
-        for (int qx : ctx.threads_x(m1)) {
-          Reused<MaxN> p0, p1, p2;
-          p0.load(&P0[qy * m1 + qx], m1 * m1, m1);
-          if (Diffusion) {
-            p1.load(&P1[qy * m1 + qx], m1 * m1, m1);
-            p2.load(&P2[qy * m1 + qx], m1 * m1, m1);
-          }
-          for (int k : ctx.threads_z(n1)) {
-            double t0 = 0, t1 = 0, t2 = 0;
-TESSERA_INTERP_UNROLL
-            for (int qz = 0; qz < M; ++qz)
-              if (full || qz < m1) {
-                const double bk = B[k * m1 + qz];
-                if (Diffusion) {
-                  t0 += G[k * m1 + qz] * p2[qz];
-                  t1 += bk * p0[qz];
-                  t2 += bk * p1[qz];
-                } else {
-                  t0 += bk * p0[qz];
-                }
-              }
-            const int at = (k * m1 + qy) * m1 + qx;
-            C0[at] = t0;
+      ctx.sync();
+      // transposed z: the (qy, qx) column of P over qz is reused for every k; C0 gets the value
+      // and d/dz parts, C1 d/dx, C2 d/dy
+      if (valid)
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1)) {
+            Reused<MaxN> p0, p1, p2;
+            p0.load(&P0[qy * m1 + qx], m1 * m1, m1);
             if (Diffusion) {
-              C1[at] = t1;
-              C2[at] = t2;
+              p1.load(&P1[qy * m1 + qx], m1 * m1, m1);
+              p2.load(&P2[qy * m1 + qx], m1 * m1, m1);
+            }
+            for (int k : ctx.threads_z(n1)) {
+              double t0 = 0, t1 = 0, t2 = 0;
+TESSERA_INTERP_UNROLL
+              for (int qz = 0; qz < M; ++qz)
+                if (full || qz < m1) {
+                  const double bk = B[k * m1 + qz];
+                  if (Diffusion) {
+                    t0 += G[k * m1 + qz] * p2[qz];
+                    t1 += bk * p0[qz];
+                    t2 += bk * p1[qz];
+                  } else {
+                    t0 += bk * p0[qz];
+                  }
+                }
+              const int at = (k * m1 + qy) * m1 + qx;
+              C0[at] = t0;
+              if (Diffusion) {
+                C1[at] = t1;
+                C2[at] = t2;
+              }
             }
           }
-        }
+    }
     ctx.sync();
     // transposed y into A (value/z and d/dy parts) and Ag (d/dx): the j rows of B and G reused
     if (valid)
@@ -418,6 +521,12 @@ TESSERA_INTERP_UNROLL
   });
 }
 
+/// The compile-time bound on the nodes and points per direction of the hexahedron operator
+/// variant that serves these sizes (4, 6, 8 or 10), or 0 for the run-time-size variant (larger
+/// sizes and quadrilaterals). For comparisons, TESSERA_OPERATOR_BOUND=0 forces the run-time
+/// variant and TESSERA_OPERATOR_BOUND=b the smallest bound of at least b that fits. The bounded variants run one thread
+/// per (qy, qx) point column (threads z = 1) and need no point buffers in shared memory.
+int operator_bound(Geometry g, int nd1, int nq1);
 /// Launches the fused operator of geometry g (quadrilateral or hexahedron); a.on_the_fly
 /// selects the geometry source.
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a);

@@ -202,13 +202,14 @@ TEST_P(OperatorTest, ElementLevelApplyScattersToTheGlobalApply) {
 
 TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
   // The fused hexahedron kernel has variants by the larger of nodes and points per direction
-  // (<= 6, <= 10, more): p = 5 and 7 (7 and 9 points) take the second, p = 2 with 11 points
-  // (degree 21) the general one; the other tests cover the first.
+  // (<= 4, 6, 8, 10, more; operator_bound): p = 5, 6 and 7, 8 (q = p + 2) fill the third and
+  // fourth up to their bounds, p = 2 with 11 points (degree 21) takes the run-time one; the
+  // other tests cover the first two (p = 1, 2, 4).
   const Mesh mesh = generate_mesh("box:hex:1x1x1:perturb=0.2");
   struct Case {
     int p, degree;
   };
-  for (const Case& k : {Case{5, -1}, Case{7, -1}, Case{2, 21}})
+  for (const Case& k : {Case{5, -1}, Case{6, -1}, Case{7, -1}, Case{8, -1}, Case{2, 21}})
     for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion})
       for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
         SCOPED_TRACE(std::string(name(kind)) + " p=" + std::to_string(k.p) + " degree " + std::to_string(k.degree) +
