@@ -177,6 +177,23 @@ Interpolator::Interpolator(const H1Space& space, Geometry g, const QuadratureRul
     Gt_ = exec.on_device() ? Gt.to_device() : Gt;
     auto xh = Array<double, 1>::from("interp_x1d", std::span<const double>(x1), exec.space());
     x1d_ = xh;
+    // D(a, r) = l_r'(x_a) of the Lagrange basis on the 1-D points, from the barycentric weights
+    // w_r = 1 / prod_{s != r} (x_r - x_s): D(a, r) = (w_r / w_a) / (x_a - x_r), D(a, a) = -sum of the row
+    std::vector<double> bw(std::size_t(nq1_), 1.0), D(std::size_t(nq1_) * std::size_t(nq1_), 0.0);
+    for (int r = 0; r < nq1_; ++r)
+      for (int s = 0; s < nq1_; ++s)
+        if (s != r) bw[std::size_t(r)] /= x1[std::size_t(r)] - x1[std::size_t(s)];
+    for (int i = 0; i < nq1_; ++i) {
+      double diag = 0;
+      for (int r = 0; r < nq1_; ++r)
+        if (r != i) {
+          const double d = bw[std::size_t(r)] / bw[std::size_t(i)] / (x1[std::size_t(i)] - x1[std::size_t(r)]);
+          D[std::size_t(i * nq1_ + r)] = d;
+          diag -= d;
+        }
+      D[std::size_t(i * nq1_ + i)] = diag;
+    }
+    Dq_ = Array<double, 1>::from("interp_Dq", std::span<const double>(D), exec.space());
   } else {
     const BasisTables t = tabulate(basis, rule_);
     Array<double, 2> Bt("interp_Bt", {nd_, nq_}), Bq("interp_Bq", {nq_, nd_});
@@ -451,6 +468,7 @@ void Interpolator::fill_args(ia::Args& a) const {
   a.Bt = Bt_.data();
   a.Gt = Gt_.data();
   a.x1d = tensor_ ? x1d_.data() : nullptr;
+  a.Dq = tensor_ ? Dq_.data() : nullptr;
   a.X = X_.size() ? X_.data() : nullptr;
   a.Jinv = Jinv_.size() ? Jinv_.data() : nullptr;
   a.on_the_fly = opt_.geometry == GeometrySource::OnTheFly;
@@ -557,22 +575,25 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
 Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* item, std::size_t* common) const {
   const int n1 = nd1_, m1 = nq1_, D = diffusion, k = chunk();
   const int nx = on_the_fly ? k * nv_ * sdim_ : 0;
+  const bool bounded = ia::operator_bound(geom_, n1, m1) > 0;  // one thread per point column
+  const bool split = D && !bounded, colloc = D && bounded;      // as in hex_operator
   SharedLayout c, it;  // the order of the carving in operator_kernels.hpp
-  c.add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0).add<double>(m1);
-  const bool columns = ia::operator_bound(geom_, n1, m1) > 0;  // no point buffers, one thread per column
-  const int np = columns ? 0 : nq_;
-  if (dim_ == 2)
+  if (dim_ == 2) {
+    c.add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0).add<double>(m1);
     it.add<int>(k * nd_).add<double>(2 * nd_).add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0)
         .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(nx).add<double>(on_the_fly ? 4 * 2 : 0);
-  else
-    it.add<int>(k * nd_).add<double>(2 * nd_).add<double>(n1 * n1 * m1).add<double>(D ? n1 * n1 * m1 : 0)
-        .add<double>(n1 * m1 * m1).add<double>(D ? n1 * m1 * m1 : 0).add<double>(D ? n1 * m1 * m1 : 0)
-        .add<double>(np).add<double>(D ? np : 0).add<double>(D ? np : 0).add<double>(nx)
+  } else {
+    c.add<double>(n1 * m1).add<double>(split ? n1 * m1 : 0).add<double>(m1).add<double>(colloc ? m1 * m1 : 0);
+    it.add<int>(k * nd_).add<double>(2 * nd_).add<double>(colloc ? 3 * nq_ : n1 * n1 * m1)
+        .add<double>(split ? n1 * n1 * m1 : 0).add<double>(colloc ? nq_ : n1 * m1 * m1)
+        .add<double>(split ? n1 * m1 * m1 : 0).add<double>(split ? n1 * m1 * m1 : 0)
+        .add<double>(bounded ? 0 : nq_).add<double>(split ? nq_ : 0).add<double>(split ? nq_ : 0).add<double>(nx)
         .add<double>(on_the_fly ? 8 * 3 : 0);
+  }
   *item = it.bytes();
   *common = c.bytes();
   Dim3 t = item_threads(geom_, nd_, nq_, nd1_, nq1_, 0);
-  if (columns) t.z = 1;
+  if (bounded) t.z = 1;
   return t;
 }
 

@@ -44,6 +44,7 @@ struct Args {
   const double* Bt = nullptr;   // tensor (nd1, nq1); simplex forward (nd, nq), transpose (nq, nd)
   const double* Gt = nullptr;   // tensor (nd1, nq1); simplex forward (dim, nd, nq), transpose (dim, nq, nd)
   const double* x1d = nullptr;  // tensor: 1-D points (nq1)
+  const double* Dq = nullptr;   // tensor: (nq1, nq1) D(a, r) = l_r'(x_a), Lagrange derivatives on the 1-D points
   const double* X = nullptr;    // (ne, nv, sdim) vertex coordinates (on-the-fly geometry)
   const double* Jinv = nullptr; // (ne, dim, sdim, nq) stored geometry
   bool values = false, ref_grads = false, grads = false;

@@ -225,124 +225,170 @@ TESSERA_HOST_DEVICE constexpr int loop_bound(int n) {
   return MaxN > 0 ? MaxN : n;
 }
 
-/// The middle of the bounded hexahedron operator for the thread of point column (qx, qy):
-/// forward y from the x-stage results A/Ag (k, j, qx), forward z, the point factor, and
-/// transposed z into C0 (value, or the d/dz part), C1 (d/dx) and C2 (d/dy) at (k, qy, qx).
-/// The column's values over k live in registers (MaxN entries each); the 1-D tables are read
-/// from shared memory once per (k, qz) for both the forward and the transposed z contraction.
-template <bool Diffusion, bool OnTheFly, int MaxN>
-TESSERA_HOST_DEVICE inline void column_stages(const Args& a, index_t e, int qx, int qy, const double* B,
-                                              const double* G, const double* xq, const double* A, const double* Ag,
-                                              const double* Xc, double* C0, double* C1, double* C2) {
-  static_assert(MaxN > 0, "column_stages needs a compile-time bound");
-  constexpr int NC = Diffusion ? 3 : 1;
+/// Bounded hexahedron mass operator, the stages between the x contraction and its transpose
+/// for the thread of point column (qx, qy): forward y from A (k, j, qx), forward z, w det J,
+/// and transposed z into C0 (k, qy, qx). The column's values over k live in registers (MaxN
+/// entries); B(k, qz) is read once for the forward and the transposed z contraction.
+template <bool OnTheFly, int MaxN>
+TESSERA_HOST_DEVICE inline void mass_column(const Args& a, index_t e, int qx, int qy, const double* B,
+                                            const double* xq, const double* A, const double* Xc, double* C0) {
   const int n1 = a.nd1, m1 = a.nq1;
-  double cz[NC][MaxN], tz[NC][MaxN];
-  {  // forward y: cz[0] = B(j, qy) A, cz[1] = B Ag (d/dx), cz[2] = G A (d/dy)
-    Reused<MaxN> b, g;
-    b.load(&B[qy], m1, n1);
-    if (Diffusion) g.load(&G[qy], m1, n1);
+  double cz[MaxN], tz[MaxN];
+  Reused<MaxN> b;
+  b.load(&B[qy], m1, n1);
 TESSERA_INTERP_UNROLL
-    for (int k = 0; k < MaxN; ++k) {
-      double s = 0, gx = 0, gy = 0;
-      if (k < n1)
+  for (int k = 0; k < MaxN; ++k) {
+    double s = 0;
+    if (k < n1)
 TESSERA_INTERP_UNROLL
-        for (int j = 0; j < MaxN; ++j)
-          if (j < n1) {
-            const int at = (k * n1 + j) * m1 + qx;
-            const double aj = A[at];
-            s += b[j] * aj;
-            if (Diffusion) {
-              gx += b[j] * Ag[at];
-              gy += g[j] * aj;
-            }
-          }
-      cz[0][k] = s;
-      if (Diffusion) {
-        cz[1][k] = gx;
-        cz[2][k] = gy;
-      }
-TESSERA_INTERP_UNROLL
-      for (int r = 0; r < NC; ++r) tz[r][k] = 0;
-    }
+      for (int j = 0; j < MaxN; ++j)
+        if (j < n1) s += b[j] * A[(k * n1 + j) * m1 + qx];
+    cz[k] = s;
+    tz[k] = 0;
   }
   for (int qz = 0; qz < m1; ++qz) {
-    double s = 0, gx = 0, gy = 0, gz = 0;
+    double s = 0;
 TESSERA_INTERP_UNROLL
     for (int k = 0; k < MaxN; ++k)
-      if (k < n1) {
-        const double bk = B[k * m1 + qz];
-        s += bk * cz[0][k];
-        if (Diffusion) {
-          gx += bk * cz[1][k];
-          gy += bk * cz[2][k];
-          gz += G[k * m1 + qz] * cz[0][k];
-        }
+      if (k < n1) s += B[k * m1 + qz] * cz[k];
+    const double xi[3] = {xq[qx], xq[qy], xq[qz]};
+    double F[1];
+    point_factor<3, false, OnTheFly>(a, e, (qz * m1 + qy) * m1 + qx, Xc, xi, F);
+    const double p0 = F[0] * s;
+TESSERA_INTERP_UNROLL
+    for (int k = 0; k < MaxN; ++k)
+      if (k < n1) tz[k] += B[k * m1 + qz] * p0;
+  }
+TESSERA_INTERP_UNROLL
+  for (int k = 0; k < MaxN; ++k)
+    if (k < n1) C0[(k * m1 + qy) * m1 + qx] = tz[k];
+}
+
+// Bounded hexahedron diffusion by collocated gradients: the values are interpolated to the
+// points (one tensor contraction per direction instead of two or three), the reference
+// gradient is taken there with D(a, r) = l_r'(x_a), the derivative matrix of the Lagrange
+// basis on the rule's 1-D points (exact: the values are polynomials of degree p <= q - 1),
+// and the transposes run in reverse. Each thread keeps fewer values (about 3 q) in registers
+// than with three gradient columns (6 (p + 1)), which is what limits its occupancy.
+
+/// Forward y and z of the values along the thread's column: Vs(qz, qy, qx).
+template <int MaxN>
+TESSERA_HOST_DEVICE inline void colloc_values(const Args& a, int qx, int qy, const double* B, const double* A,
+                                              double* Vs) {
+  const int n1 = a.nd1, m1 = a.nq1;
+  double c[MaxN];
+  Reused<MaxN> b;
+  b.load(&B[qy], m1, n1);
+TESSERA_INTERP_UNROLL
+  for (int k = 0; k < MaxN; ++k) {
+    double s = 0;
+    if (k < n1)
+TESSERA_INTERP_UNROLL
+      for (int j = 0; j < MaxN; ++j)
+        if (j < n1) s += b[j] * A[(k * n1 + j) * m1 + qx];
+    c[k] = s;
+  }
+  for (int qz = 0; qz < m1; ++qz) {
+    double s = 0;
+TESSERA_INTERP_UNROLL
+    for (int k = 0; k < MaxN; ++k)
+      if (k < n1) s += B[k * m1 + qz] * c[k];
+    Vs[(qz * m1 + qy) * m1 + qx] = s;
+  }
+}
+
+/// The reference gradient of Vs at the points of the thread's column, times D = w det J J^-1 J^-T:
+/// P (3, nq), component r the coefficient of d/dxi_r in the transpose.
+template <bool OnTheFly, int MaxN>
+TESSERA_HOST_DEVICE inline void colloc_gradient(const Args& a, index_t e, int qx, int qy, const double* Dq,
+                                                const double* xq, const double* Xc, const double* Vs, double* P) {
+  const int m1 = a.nq1, nq = a.nq;
+  Reused<MaxN> v, dx, dy;
+  v.load(&Vs[qy * m1 + qx], m1 * m1, m1);  // the thread's own column over qz
+  dx.load(&Dq[qx * m1], 1, m1);            // D(qx, r)
+  dy.load(&Dq[qy * m1], 1, m1);
+  for (int qz = 0; qz < m1; ++qz) {
+    double gx = 0, gy = 0, gz = 0;
+TESSERA_INTERP_UNROLL
+    for (int r = 0; r < MaxN; ++r)
+      if (r < m1) {
+        gx += dx[r] * Vs[(qz * m1 + qy) * m1 + r];
+        gy += dy[r] * Vs[(qz * m1 + r) * m1 + qx];
+        gz += Dq[qz * m1 + r] * v[r];
       }
     const int q = (qz * m1 + qy) * m1 + qx;
     const double xi[3] = {xq[qx], xq[qy], xq[qz]};
     double F[6];  // (00, 01, 02, 11, 12, 22)
-    point_factor<3, Diffusion, OnTheFly>(a, e, q, Xc, xi, F);
-    double p0, p1 = 0, p2 = 0;
-    if (Diffusion) {
-      p0 = F[0] * gx + F[1] * gy + F[2] * gz;
-      p1 = F[1] * gx + F[3] * gy + F[4] * gz;
-      p2 = F[2] * gx + F[4] * gy + F[5] * gz;
-    } else {
-      p0 = F[0] * s;
-    }
-    // transposed z: tz[0] = sum_qz G(k, qz) p2 + (mass: B p0), tz[1] = B p0, tz[2] = B p1
+    point_factor<3, true, OnTheFly>(a, e, q, Xc, xi, F);
+    P[q] = F[0] * gx + F[1] * gy + F[2] * gz;
+    P[nq + q] = F[1] * gx + F[3] * gy + F[4] * gz;
+    P[2 * nq + q] = F[2] * gx + F[4] * gy + F[5] * gz;
+  }
+}
+
+/// The transposed gradient at the thread's column, T(qz) = sum_r D(r, qx) P0(qz, qy, r) +
+/// D(r, qy) P1(qz, r, qx) + D(r, qz) P2(r, qy, qx), and the transposed z contraction of T into
+/// C0(k, qy, qx).
+template <int MaxN>
+TESSERA_HOST_DEVICE inline void colloc_transpose(const Args& a, int qx, int qy, const double* B, const double* Dq,
+                                                 const double* P, double* C0) {
+  const int n1 = a.nd1, m1 = a.nq1, nq = a.nq;
+  Reused<MaxN> dx, dy, p2;
+  dx.load(&Dq[qx], m1, m1);  // D(r, qx) over r
+  dy.load(&Dq[qy], m1, m1);
+  p2.load(&P[2 * nq + qy * m1 + qx], m1 * m1, m1);  // own column over qz
+  double w[MaxN];
+TESSERA_INTERP_UNROLL
+  for (int k = 0; k < MaxN; ++k) w[k] = 0;
+  for (int qz = 0; qz < m1; ++qz) {
+    double t = 0;
+TESSERA_INTERP_UNROLL
+    for (int r = 0; r < MaxN; ++r)
+      if (r < m1)
+        t += dx[r] * P[(qz * m1 + qy) * m1 + r] + dy[r] * P[nq + (qz * m1 + r) * m1 + qx] + Dq[r * m1 + qz] * p2[r];
 TESSERA_INTERP_UNROLL
     for (int k = 0; k < MaxN; ++k)
-      if (k < n1) {
-        const double bk = B[k * m1 + qz];
-        if (Diffusion) {
-          tz[0][k] += G[k * m1 + qz] * p2;
-          tz[1][k] += bk * p0;
-          tz[2][k] += bk * p1;
-        } else {
-          tz[0][k] += bk * p0;
-        }
-      }
+      if (k < n1) w[k] += B[k * m1 + qz] * t;
   }
 TESSERA_INTERP_UNROLL
   for (int k = 0; k < MaxN; ++k)
-    if (k < n1) {
-      const int at = (k * m1 + qy) * m1 + qx;
-      C0[at] = tz[0][k];
-      if (Diffusion) {
-        C1[at] = tz[1][k];
-        C2[at] = tz[2][k];
-      }
-    }
+    if (k < n1) C0[(k * m1 + qy) * m1 + qx] = w[k];
 }
 
 /// Hexahedra: as quad_operator, in variants by MaxN, a compile-time bound on the nodes and
 /// points per direction (0: run-time sizes, any p and q). With a bound every contraction loop
-/// is unrolled, the Reused rows and columns live in registers, and the stages between the
-/// x contraction and its transpose run along register columns (column_stages) instead of
-/// through shared buffers (docs/benchmarks/operators.md has the measurements).
+/// is unrolled, the Reused rows and columns live in registers, the stages between the x
+/// contraction and its transpose run along point columns (mass_column), and diffusion takes
+/// collocated gradients (colloc_*); docs/benchmarks/operators.md has the measurements. The
+/// run-time variant carries the x, y and z derivative parts through shared buffers.
 template <bool Diffusion, bool OnTheFly, int MaxN>
 TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, nq = a.nq;
   const int N = loop_bound<MaxN>(n1), M = loop_bound<MaxN>(m1);
-  constexpr bool full = MaxN == 0;  // run-time bounds: no predicate needed
+  constexpr bool full = MaxN == 0;                     // run-time bounds: no predicate needed
+  constexpr bool Split = Diffusion && MaxN == 0;       // derivative parts carried separately
+  constexpr bool Colloc = Diffusion && MaxN > 0;       // collocated gradients
   auto B = ctx.shared_common<double>(n1 * m1);
-  auto G = ctx.shared_common<double>(Diffusion ? n1 * m1 : 0);
+  auto G = ctx.shared_common<double>(Split ? n1 * m1 : 0);
   auto xq = ctx.shared_common<double>(m1);
+  auto Dq = ctx.shared_common<double>(Colloc ? m1 * m1 : 0);
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
   auto ub = ctx.shared_item<double>(2 * nd);
-  auto A = ctx.shared_item<double>(n1 * n1 * m1);  // x stage; reused by the transposed y stage
-  auto Ag = ctx.shared_item<double>(Diffusion ? n1 * n1 * m1 : 0);
-  auto C0 = ctx.shared_item<double>(n1 * m1 * m1);  // y stage; reused by the transposed z stage
-  auto C1 = ctx.shared_item<double>(Diffusion ? n1 * m1 * m1 : 0);
-  auto C2 = ctx.shared_item<double>(Diffusion ? n1 * m1 * m1 : 0);
+  // x stage, reused by the transposed y stage; Colloc: also the point data P (3, nq) between
+  auto A = ctx.shared_item<double>(Colloc ? 3 * nq : n1 * n1 * m1);
+  auto Ag = ctx.shared_item<double>(Split ? n1 * n1 * m1 : 0);
+  // y stage, reused by the transposed z stage; Colloc: the point values Vs (nq) before
+  auto C0 = ctx.shared_item<double>(Colloc ? nq : n1 * m1 * m1);
+  auto C1 = ctx.shared_item<double>(Split ? n1 * m1 * m1 : 0);
+  auto C2 = ctx.shared_item<double>(Split ? n1 * m1 * m1 : 0);
   auto P0 = ctx.shared_item<double>(MaxN == 0 ? nq : 0);  // point data of the run-time variant
-  auto P1 = ctx.shared_item<double>(MaxN == 0 && Diffusion ? nq : 0);
-  auto P2 = ctx.shared_item<double>(MaxN == 0 && Diffusion ? nq : 0);
+  auto P1 = ctx.shared_item<double>(Split ? nq : 0);
+  auto P2 = ctx.shared_item<double>(Split ? nq : 0);
   auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
   auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);  // read after the next barriers
   load_tensor_tables(ctx, a, B, G, xq);
+  if (Colloc)
+    for (int i : ctx.block_threads(m1 * m1)) Dq[i] = a.Dq[i];
   pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
     if (OnTheFly && valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
     // forward x: A(k, j, qx) = sum_i B(i, qx) u(k, j, i); Ag with G
@@ -351,7 +397,7 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
         for (int qx : ctx.threads_x(m1)) {
           Reused<MaxN> b, g;
           b.load(&B[qx], m1, n1);
-          if (Diffusion) g.load(&G[qx], m1, n1);
+          if (Split) g.load(&G[qx], m1, n1);
           for (int k : ctx.threads_z(n1)) {
             double s = 0, t = 0;
             const double* row = u + (k * n1 + j) * n1;
@@ -359,21 +405,32 @@ TESSERA_INTERP_UNROLL
             for (int i = 0; i < N; ++i)
               if (full || i < n1) {
                 s += b[i] * row[i];
-                if (Diffusion) t += g[i] * row[i];
+                if (Split) t += g[i] * row[i];
               }
             A[(k * n1 + j) * m1 + qx] = s;
-            if (Diffusion) Ag[(k * n1 + j) * m1 + qx] = t;
+            if (Split) Ag[(k * n1 + j) * m1 + qx] = t;
           }
         }
     ctx.sync();
-    if constexpr (MaxN > 0) {
-      // forward y, forward z, the point factor and transposed z, all along the thread's (qy, qx)
-      // column in registers: no shared buffers and no barriers between these stages
+    if constexpr (Colloc) {
+      // A -> point values (C0's region) -> P (A's region) -> transposed gradient and z into C0
+      if (valid)
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1)) colloc_values<MaxN>(a, qx, qy, B.data(), A.data(), C0.data());
+      ctx.sync();
       if (valid)
         for (int qy : ctx.threads_y(m1))
           for (int qx : ctx.threads_x(m1))
-            column_stages<Diffusion, OnTheFly, MaxN>(a, e, qx, qy, B.data(), G.data(), xq.data(), A.data(),
-                                                     Ag.data(), Xc.data(), C0.data(), C1.data(), C2.data());
+            colloc_gradient<OnTheFly, MaxN>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(), C0.data(), A.data());
+      ctx.sync();
+      if (valid)
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1)) colloc_transpose<MaxN>(a, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
+    } else if constexpr (MaxN > 0) {
+      if (valid)
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1))
+            mass_column<OnTheFly, MaxN>(a, e, qx, qy, B.data(), xq.data(), A.data(), Xc.data(), C0.data());
     } else {
       // forward y: C0(k, qy, qx) = sum_j B(j, qy) A(k, j, qx); C1 = B Ag (d/dx); C2 = G A (d/dy)
       if (valid)
@@ -481,7 +538,7 @@ TESSERA_INTERP_UNROLL
         for (int qx : ctx.threads_x(m1)) {
           Reused<MaxN> b, g;
           b.load(&B[j * m1], 1, m1);
-          if (Diffusion) g.load(&G[j * m1], 1, m1);
+          if (Split) g.load(&G[j * m1], 1, m1);
           for (int k : ctx.threads_z(n1)) {
             double s0 = 0, s1 = 0;
 TESSERA_INTERP_UNROLL
@@ -489,13 +546,13 @@ TESSERA_INTERP_UNROLL
               if (full || qy < m1) {
                 const int at = (k * m1 + qy) * m1 + qx;
                 s0 += b[qy] * C0[at];
-                if (Diffusion) {
+                if (Split) {
                   s0 += g[qy] * C2[at];
                   s1 += b[qy] * C1[at];
                 }
               }
             A[(k * n1 + j) * m1 + qx] = s0;
-            if (Diffusion) Ag[(k * n1 + j) * m1 + qx] = s1;
+            if (Split) Ag[(k * n1 + j) * m1 + qx] = s1;
           }
         }
     ctx.sync();
@@ -505,7 +562,7 @@ TESSERA_INTERP_UNROLL
         for (int i : ctx.threads_x(n1)) {
           Reused<MaxN> b, g;
           b.load(&B[i * m1], 1, m1);
-          if (Diffusion) g.load(&G[i * m1], 1, m1);
+          if (Split) g.load(&G[i * m1], 1, m1);
           for (int k : ctx.threads_z(n1)) {
             double s = 0;
             const int row = (k * n1 + j) * m1;
@@ -513,7 +570,7 @@ TESSERA_INTERP_UNROLL
             for (int qx = 0; qx < M; ++qx)
               if (full || qx < m1) {
                 s += b[qx] * A[row + qx];
-                if (Diffusion) s += g[qx] * Ag[row + qx];
+                if (Split) s += g[qx] * Ag[row + qx];
               }
             store_result(a, &idxs[(e - ctx.item() * a.chunk) * nd], e, c, (k * n1 + j) * n1 + i, s);
           }
@@ -524,8 +581,9 @@ TESSERA_INTERP_UNROLL
 /// The compile-time bound on the nodes and points per direction of the hexahedron operator
 /// variant that serves these sizes (4, 6, 8 or 10), or 0 for the run-time-size variant (larger
 /// sizes and quadrilaterals). For comparisons, TESSERA_OPERATOR_BOUND=0 forces the run-time
-/// variant and TESSERA_OPERATOR_BOUND=b the smallest bound of at least b that fits. The bounded variants run one thread
-/// per (qy, qx) point column (threads z = 1) and need no point buffers in shared memory.
+/// variant and TESSERA_OPERATOR_BOUND=b the smallest bound of at least b that fits. The
+/// bounded variants run one thread per (qy, qx) point column (threads z = 1), with their own
+/// shared-memory layout (Interpolator::operator_shape mirrors it).
 int operator_bound(Geometry g, int nd1, int nq1);
 /// Launches the fused operator of geometry g (quadrilateral or hexahedron); a.on_the_fly
 /// selects the geometry source.

@@ -277,6 +277,7 @@ class Interpolator {
   Array<double, 2> Bq_;   // simplex: (nq, nd), for the transpose
   Array<double, 3> Gq_;   // simplex: (dim, nq, nd)
   Array<double, 1> x1d_;  // tensor: the rule's 1-D points
+  Array<double, 1> Dq_;   // tensor: (nq1, nq1) Lagrange derivatives on the 1-D points (collocated gradients)
   mutable Array<double, 3> X_;     // vertex coordinates (ne, nv, sdim), on-the-fly physical gradients
   mutable Array<double, 4> Jinv_;  // stored (ne, dim, sdim, nq)
   mutable Array<double, 1> wq_;    // the rule's weights (nq), for on-the-fly fused operators
