@@ -173,6 +173,10 @@ Interpolator::Interpolator(const H1Space& space, Geometry g, const QuadratureRul
         Bt(i, q) = t.B(q, i);
         Gt(0, i, q) = t.G(q, i);
       }
+    nodal_points_ = nd1_ == nq1_;
+    for (int i = 0; i < nd1_; ++i)
+      for (int q = 0; q < nq1_; ++q)  // the nodal basis at its own nodes: 0 or 1 up to rounding
+        if (std::abs(Bt(i, q) - (i == q ? 1.0 : 0.0)) > 1e-14) nodal_points_ = false;
     Bt_ = exec.on_device() ? Bt.to_device() : Bt;
     Gt_ = exec.on_device() ? Gt.to_device() : Gt;
     auto xh = Array<double, 1>::from("interp_x1d", std::span<const double>(x1), exec.space());
@@ -469,6 +473,7 @@ void Interpolator::fill_args(ia::Args& a) const {
   a.Gt = Gt_.data();
   a.x1d = tensor_ ? x1d_.data() : nullptr;
   a.Dq = tensor_ ? Dq_.data() : nullptr;
+  a.nodal_points = nodal_points_;
   a.X = X_.size() ? X_.data() : nullptr;
   a.Jinv = Jinv_.size() ? Jinv_.data() : nullptr;
   a.on_the_fly = opt_.geometry == GeometrySource::OnTheFly;

@@ -328,10 +328,11 @@ TESSERA_INTERP_UNROLL
 
 /// The transposed gradient at the thread's column, T(qz) = sum_r D(r, qx) P0(qz, qy, r) +
 /// D(r, qy) P1(qz, r, qx) + D(r, qz) P2(r, qy, qx), and the transposed z contraction of T into
-/// C0(k, qy, qx).
+/// C0(k, qy, qx); when the points are the nodes (a.nodal_points, B = I) T is the result at
+/// node (qz, qy, qx) and goes to store_result.
 template <int MaxN>
-TESSERA_HOST_DEVICE inline void colloc_transpose(const Args& a, int qx, int qy, const double* B, const double* Dq,
-                                                 const double* P, double* C0) {
+TESSERA_HOST_DEVICE inline void colloc_transpose(const Args& a, index_t e, int c, const int* idxs, int qx, int qy,
+                                                 const double* B, const double* Dq, const double* P, double* C0) {
   const int n1 = a.nd1, m1 = a.nq1, nq = a.nq;
   Reused<MaxN> dx, dy, p2;
   dx.load(&Dq[qx], m1, m1);  // D(r, qx) over r
@@ -346,10 +347,15 @@ TESSERA_INTERP_UNROLL
     for (int r = 0; r < MaxN; ++r)
       if (r < m1)
         t += dx[r] * P[(qz * m1 + qy) * m1 + r] + dy[r] * P[nq + (qz * m1 + r) * m1 + qx] + Dq[r * m1 + qz] * p2[r];
+    if (a.nodal_points) {
+      store_result(a, idxs, e, c, (qz * m1 + qy) * m1 + qx, t);
+      continue;
+    }
 TESSERA_INTERP_UNROLL
     for (int k = 0; k < MaxN; ++k)
       if (k < n1) w[k] += B[k * m1 + qz] * t;
   }
+  if (a.nodal_points) return;
 TESSERA_INTERP_UNROLL
   for (int k = 0; k < MaxN; ++k)
     if (k < n1) C0[(k * m1 + qy) * m1 + qx] = w[k];
@@ -391,6 +397,21 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
     for (int i : ctx.block_threads(m1 * m1)) Dq[i] = a.Dq[i];
   pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
     if (OnTheFly && valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
+    const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
+    if (Colloc && a.nodal_points) {
+      // the points are the nodes (Gauss-Lobatto, q = p + 1): u holds the point values, and
+      // the transposed gradient is the result (a.nodal_points is the same for the whole block)
+      if (valid)
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1))
+            colloc_gradient<OnTheFly, MaxN>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(), u, A.data());
+      ctx.sync();
+      if (valid)
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1))
+            colloc_transpose<MaxN>(a, e, c, el_idxs, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
+      return;
+    }
     // forward x: A(k, j, qx) = sum_i B(i, qx) u(k, j, i); Ag with G
     if (valid)
       for (int j : ctx.threads_y(n1))
@@ -425,7 +446,8 @@ TESSERA_INTERP_UNROLL
       ctx.sync();
       if (valid)
         for (int qy : ctx.threads_y(m1))
-          for (int qx : ctx.threads_x(m1)) colloc_transpose<MaxN>(a, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
+          for (int qx : ctx.threads_x(m1))
+            colloc_transpose<MaxN>(a, e, c, el_idxs, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
     } else if constexpr (MaxN > 0) {
       if (valid)
         for (int qy : ctx.threads_y(m1))
@@ -572,7 +594,7 @@ TESSERA_INTERP_UNROLL
                 s += b[qx] * A[row + qx];
                 if (Split) s += g[qx] * Ag[row + qx];
               }
-            store_result(a, &idxs[(e - ctx.item() * a.chunk) * nd], e, c, (k * n1 + j) * n1 + i, s);
+            store_result(a, el_idxs, e, c, (k * n1 + j) * n1 + i, s);
           }
         }
   });

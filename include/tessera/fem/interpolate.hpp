@@ -269,6 +269,7 @@ class Interpolator {
   int p_ = 1, dim_ = 0, sdim_ = 0, comps_ = 1, nd_ = 0, nq_ = 0, nd1_ = 0, nq1_ = 0, nv_ = 0;
   index_t ne_ = 0, nn_ = 0;
   bool tensor_ = false;
+  bool nodal_points_ = false;  // tensor: the 1-D points are the nodes (B = I)
   ElementRestriction restr_;
   const Mesh* mesh_ = nullptr;
   QuadratureRule rule_;   // host copy
