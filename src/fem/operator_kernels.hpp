@@ -398,19 +398,21 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
     if (OnTheFly && valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
     const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
-    if (Colloc && a.nodal_points) {
-      // the points are the nodes (Gauss-Lobatto, q = p + 1): u holds the point values, and
-      // the transposed gradient is the result (a.nodal_points is the same for the whole block)
-      if (valid)
-        for (int qy : ctx.threads_y(m1))
-          for (int qx : ctx.threads_x(m1))
-            colloc_gradient<OnTheFly, MaxN>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(), u, A.data());
-      ctx.sync();
-      if (valid)
-        for (int qy : ctx.threads_y(m1))
-          for (int qx : ctx.threads_x(m1))
-            colloc_transpose<MaxN>(a, e, c, el_idxs, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
-      return;
+    if constexpr (Colloc) {
+      if (a.nodal_points) {
+        // the points are the nodes (Gauss-Lobatto, q = p + 1): u holds the point values, and
+        // the transposed gradient is the result (a.nodal_points is the same for the whole block)
+        if (valid)
+          for (int qy : ctx.threads_y(m1))
+            for (int qx : ctx.threads_x(m1))
+              colloc_gradient<OnTheFly, MaxN>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(), u, A.data());
+        ctx.sync();
+        if (valid)
+          for (int qy : ctx.threads_y(m1))
+            for (int qx : ctx.threads_x(m1))
+              colloc_transpose<MaxN>(a, e, c, el_idxs, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
+        return;
+      }
     }
     // forward x: A(k, j, qx) = sum_i B(i, qx) u(k, j, i); Ag with G
     if (valid)
