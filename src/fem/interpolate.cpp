@@ -621,7 +621,8 @@ int Interpolator::max_operator_elements_per_block(bool diffusion, bool on_the_fl
   std::size_t item = 0, common = 0;
   const Dim3 t = operator_shape(diffusion, on_the_fly, &item, &common);
   // the kernel's own limit (register use) can be below 512
-  const int threads = std::min(kMaxBlockThreads, ia::operator_max_threads(exec_, geom_, diffusion, on_the_fly, nd1_, nq1_));
+  const int threads = std::min(
+      kMaxBlockThreads, ia::operator_max_threads(exec_, geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_));
   int m = std::max(1, threads / (t.x * t.y * t.z));
   const std::size_t limit = current_device().shared_per_block_optin;
   while (m > 1 && operator_shared_bytes(diffusion, on_the_fly, m) > limit) --m;

@@ -14,11 +14,11 @@ struct QuadOperator {
   Args a;
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { quad_operator<Diffusion, OnTheFly>(ctx, a); }
 };
-template <bool Diffusion, bool OnTheFly, int MaxN>
+template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal = false>
 struct HexOperator {
   Args a;
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
-    hex_operator<Diffusion, OnTheFly, MaxN>(ctx, a);
+    hex_operator<Diffusion, OnTheFly, MaxN, Nodal>(ctx, a);
   }
 };
 
@@ -44,12 +44,26 @@ int operator_bound(Geometry g, int nd1, int nq1) {
 }
 
 /// Calls v.template operator()<Functor>() with the functor type of the kernel that serves
-/// (geometry, diffusion, on the fly, 1-D sizes).
+/// (geometry, diffusion, on the fly, 1-D sizes, points at the nodes).
 template <class Visit>
-auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, const Visit& v) {
+auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal,
+                          const Visit& v) {
   const int bound = operator_bound(g, nd1, nq1);
   const auto pick = [&]<bool D, bool O>() {
     if (g == Geometry::Quadrilateral) return v.template operator()<QuadOperator<D, O>>();
+    // diffusion with the points at the nodes: its own instances (the path in the Gauss kernel
+    // raised its register count, 128 -> 139 at bound 8, and halved BP3's occupancy)
+    if constexpr (D) {
+      if (nodal) {
+        switch (bound) {
+          case 4: return v.template operator()<HexOperator<D, O, 4, true>>();
+          case 6: return v.template operator()<HexOperator<D, O, 6, true>>();
+          case 8: return v.template operator()<HexOperator<D, O, 8, true>>();
+          case 10: return v.template operator()<HexOperator<D, O, 10, true>>();
+          default: break;
+        }
+      }
+    }
     switch (bound) {  // the buckets: p <= 2, 4, 6, 8 with q = p + 2
       case 4: return v.template operator()<HexOperator<D, O, 4>>();
       case 6: return v.template operator()<HexOperator<D, O, 6>>();
@@ -63,14 +77,15 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
 }
 
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a) {
-  with_operator_kernel(g, diffusion, a.on_the_fly, a.nd1, a.nq1, [&]<class K>() {
+  with_operator_kernel(g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, [&]<class K>() {
     launch(label, exec, t, K{a});
     return 0;
   });
 }
 
-int operator_max_threads(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1) {
-  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1,
+int operator_max_threads(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
+                         bool nodal_points) {
+  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points,
                               [&]<class K>() { return team_max_threads<K>(exec); });
 }
 

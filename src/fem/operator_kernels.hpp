@@ -328,9 +328,9 @@ TESSERA_INTERP_UNROLL
 
 /// The transposed gradient at the thread's column, T(qz) = sum_r D(r, qx) P0(qz, qy, r) +
 /// D(r, qy) P1(qz, r, qx) + D(r, qz) P2(r, qy, qx), and the transposed z contraction of T into
-/// C0(k, qy, qx); when the points are the nodes (a.nodal_points, B = I) T is the result at
-/// node (qz, qy, qx) and goes to store_result.
-template <int MaxN>
+/// C0(k, qy, qx); when the points are the nodes (Nodal: B = I) T is the result at node
+/// (qz, qy, qx) and goes to store_result.
+template <int MaxN, bool Nodal>
 TESSERA_HOST_DEVICE inline void colloc_transpose(const Args& a, index_t e, int c, const int* idxs, int qx, int qy,
                                                  const double* B, const double* Dq, const double* P, double* C0) {
   const int n1 = a.nd1, m1 = a.nq1, nq = a.nq;
@@ -347,7 +347,7 @@ TESSERA_INTERP_UNROLL
     for (int r = 0; r < MaxN; ++r)
       if (r < m1)
         t += dx[r] * P[(qz * m1 + qy) * m1 + r] + dy[r] * P[nq + (qz * m1 + r) * m1 + qx] + Dq[r * m1 + qz] * p2[r];
-    if (a.nodal_points) {
+    if constexpr (Nodal) {
       store_result(a, idxs, e, c, (qz * m1 + qy) * m1 + qx, t);
       continue;
     }
@@ -355,7 +355,7 @@ TESSERA_INTERP_UNROLL
     for (int k = 0; k < MaxN; ++k)
       if (k < n1) w[k] += B[k * m1 + qz] * t;
   }
-  if (a.nodal_points) return;
+  if constexpr (Nodal) return;
 TESSERA_INTERP_UNROLL
   for (int k = 0; k < MaxN; ++k)
     if (k < n1) C0[(k * m1 + qy) * m1 + qx] = w[k];
@@ -367,13 +367,14 @@ TESSERA_INTERP_UNROLL
 /// contraction and its transpose run along point columns (mass_column), and diffusion takes
 /// collocated gradients (colloc_*); docs/benchmarks/operators.md has the measurements. The
 /// run-time variant carries the x, y and z derivative parts through shared buffers.
-template <bool Diffusion, bool OnTheFly, int MaxN>
+template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal = false>
 TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, nq = a.nq;
   const int N = loop_bound<MaxN>(n1), M = loop_bound<MaxN>(m1);
   constexpr bool full = MaxN == 0;                     // run-time bounds: no predicate needed
   constexpr bool Split = Diffusion && MaxN == 0;       // derivative parts carried separately
   constexpr bool Colloc = Diffusion && MaxN > 0;       // collocated gradients
+  static_assert(!Nodal || Colloc, "the points-at-the-nodes path is a collocated-gradient diffusion");
   auto B = ctx.shared_common<double>(n1 * m1);
   auto G = ctx.shared_common<double>(Split ? n1 * m1 : 0);
   auto xq = ctx.shared_common<double>(m1);
@@ -398,21 +399,20 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
     if (OnTheFly && valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
     const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
-    if constexpr (Colloc) {
-      if (a.nodal_points) {
-        // the points are the nodes (Gauss-Lobatto, q = p + 1): u holds the point values, and
-        // the transposed gradient is the result (a.nodal_points is the same for the whole block)
-        if (valid)
-          for (int qy : ctx.threads_y(m1))
-            for (int qx : ctx.threads_x(m1))
-              colloc_gradient<OnTheFly, MaxN>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(), u, A.data());
-        ctx.sync();
-        if (valid)
-          for (int qy : ctx.threads_y(m1))
-            for (int qx : ctx.threads_x(m1))
-              colloc_transpose<MaxN>(a, e, c, el_idxs, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
-        return;
-      }
+    if constexpr (Nodal) {
+      // the points are the nodes (Gauss-Lobatto, q = p + 1, a.nodal_points): u holds the point
+      // values, and the transposed gradient is the result
+      if (OnTheFly) ctx.sync();  // Xc, written above, is read at the points
+      if (valid)
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1))
+            colloc_gradient<OnTheFly, MaxN>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(), u, A.data());
+      ctx.sync();
+      if (valid)
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1))
+            colloc_transpose<MaxN, true>(a, e, c, el_idxs, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
+      return;
     }
     // forward x: A(k, j, qx) = sum_i B(i, qx) u(k, j, i); Ag with G
     if (valid)
@@ -449,7 +449,7 @@ TESSERA_INTERP_UNROLL
       if (valid)
         for (int qy : ctx.threads_y(m1))
           for (int qx : ctx.threads_x(m1))
-            colloc_transpose<MaxN>(a, e, c, el_idxs, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
+            colloc_transpose<MaxN, false>(a, e, c, el_idxs, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
     } else if constexpr (MaxN > 0) {
       if (valid)
         for (int qy : ctx.threads_y(m1))
@@ -614,6 +614,7 @@ int operator_bound(Geometry g, int nd1, int nq1);
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a);
 /// The most threads per block the kernel that launch_operator picks for these sizes can use
 /// (its register use sets it on the GPU; INT_MAX on the CPU).
-int operator_max_threads(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1);
+int operator_max_threads(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
+                         bool nodal_points);
 
 }  // namespace tessera::fem::interp_detail
