@@ -181,23 +181,9 @@ Interpolator::Interpolator(const H1Space& space, Geometry g, const QuadratureRul
     Gt_ = exec.on_device() ? Gt.to_device() : Gt;
     auto xh = Array<double, 1>::from("interp_x1d", std::span<const double>(x1), exec.space());
     x1d_ = xh;
-    // D(a, r) = l_r'(x_a) of the Lagrange basis on the 1-D points, from the barycentric weights
-    // w_r = 1 / prod_{s != r} (x_r - x_s): D(a, r) = (w_r / w_a) / (x_a - x_r), D(a, a) = -sum of the row
-    std::vector<double> bw(std::size_t(nq1_), 1.0), D(std::size_t(nq1_) * std::size_t(nq1_), 0.0);
-    for (int r = 0; r < nq1_; ++r)
-      for (int s = 0; s < nq1_; ++s)
-        if (s != r) bw[std::size_t(r)] /= x1[std::size_t(r)] - x1[std::size_t(s)];
-    for (int i = 0; i < nq1_; ++i) {
-      double diag = 0;
-      for (int r = 0; r < nq1_; ++r)
-        if (r != i) {
-          const double d = bw[std::size_t(r)] / bw[std::size_t(i)] / (x1[std::size_t(i)] - x1[std::size_t(r)]);
-          D[std::size_t(i * nq1_ + r)] = d;
-          diag -= d;
-        }
-      D[std::size_t(i * nq1_ + i)] = diag;
-    }
-    Dq_ = Array<double, 1>::from("interp_Dq", std::span<const double>(D), exec.space());
+    // D(a, r) = l_r'(x_a), the derivatives of the Lagrange basis on the 1-D points at those points
+    const Array<double, 2> D = LagrangeBasis1D(x1).derivatives(std::span<const double>(x1));
+    Dq_ = Array<double, 1>::from("interp_Dq", std::span<const double>(D.data(), std::size_t(D.size())), exec.space());
   } else {
     const BasisTables t = tabulate(basis, rule_);
     Array<double, 2> Bt("interp_Bt", {nd_, nq_}), Bq("interp_Bq", {nq_, nd_});

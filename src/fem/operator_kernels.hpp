@@ -225,15 +225,12 @@ TESSERA_HOST_DEVICE constexpr int loop_bound(int n) {
   return MaxN > 0 ? MaxN : n;
 }
 
-/// Bounded hexahedron mass operator, the stages between the x contraction and its transpose
-/// for the thread of point column (qx, qy): forward y from A (k, j, qx), forward z, w det J,
-/// and transposed z into C0 (k, qy, qx). The column's values over k live in registers (MaxN
-/// entries); B(k, qz) is read once for the forward and the transposed z contraction.
-template <bool OnTheFly, int MaxN>
-TESSERA_HOST_DEVICE inline void mass_column(const Args& a, index_t e, int qx, int qy, const double* B,
-                                            const double* xq, const double* A, const double* Xc, double* C0) {
+/// Forward y along the thread's point column (qx, qy): c[k] = sum_j B(j, qy) A(k, j, qx) for
+/// k < n1, from the x stage's A (k, j, qx).
+template <int MaxN>
+TESSERA_HOST_DEVICE inline void forward_y_column(const Args& a, int qx, int qy, const double* B, const double* A,
+                                                 double (&c)[MaxN]) {
   const int n1 = a.nd1, m1 = a.nq1;
-  double cz[MaxN], tz[MaxN];
   Reused<MaxN> b;
   b.load(&B[qy], m1, n1);
 TESSERA_INTERP_UNROLL
@@ -243,14 +240,32 @@ TESSERA_INTERP_UNROLL
 TESSERA_INTERP_UNROLL
       for (int j = 0; j < MaxN; ++j)
         if (j < n1) s += b[j] * A[(k * n1 + j) * m1 + qx];
-    cz[k] = s;
-    tz[k] = 0;
+    c[k] = s;
   }
-  for (int qz = 0; qz < m1; ++qz) {
-    double s = 0;
+}
+
+/// Forward z at point qz of the column: sum_k B(k, qz) c[k].
+template <int MaxN>
+TESSERA_HOST_DEVICE inline double forward_z_point(const Args& a, const double* B, const double (&c)[MaxN], int qz) {
+  double s = 0;
 TESSERA_INTERP_UNROLL
-    for (int k = 0; k < MaxN; ++k)
-      if (k < n1) s += B[k * m1 + qz] * cz[k];
+  for (int k = 0; k < MaxN; ++k)
+    if (k < a.nd1) s += B[k * a.nq1 + qz] * c[k];
+  return s;
+}
+
+/// Bounded hexahedron mass operator, the stages between the x contraction and its transpose
+/// for the thread of point column (qx, qy): forward y from A (k, j, qx), forward z, w det J,
+/// and transposed z into C0 (k, qy, qx). The column's values over k live in registers (MaxN
+/// entries).
+template <bool OnTheFly, int MaxN>
+TESSERA_HOST_DEVICE inline void mass_column(const Args& a, index_t e, int qx, int qy, const double* B,
+                                            const double* xq, const double* A, const double* Xc, double* C0) {
+  const int n1 = a.nd1, m1 = a.nq1;
+  double cz[MaxN], tz[MaxN] = {};
+  forward_y_column<MaxN>(a, qx, qy, B, A, cz);
+  for (int qz = 0; qz < m1; ++qz) {
+    const double s = forward_z_point<MaxN>(a, B, cz, qz);
     const double xi[3] = {xq[qx], xq[qy], xq[qz]};
     double F[1];
     point_factor<3, false, OnTheFly>(a, e, (qz * m1 + qy) * m1 + qx, Xc, xi, F);
@@ -275,26 +290,10 @@ TESSERA_INTERP_UNROLL
 template <int MaxN>
 TESSERA_HOST_DEVICE inline void colloc_values(const Args& a, int qx, int qy, const double* B, const double* A,
                                               double* Vs) {
-  const int n1 = a.nd1, m1 = a.nq1;
+  const int m1 = a.nq1;
   double c[MaxN];
-  Reused<MaxN> b;
-  b.load(&B[qy], m1, n1);
-TESSERA_INTERP_UNROLL
-  for (int k = 0; k < MaxN; ++k) {
-    double s = 0;
-    if (k < n1)
-TESSERA_INTERP_UNROLL
-      for (int j = 0; j < MaxN; ++j)
-        if (j < n1) s += b[j] * A[(k * n1 + j) * m1 + qx];
-    c[k] = s;
-  }
-  for (int qz = 0; qz < m1; ++qz) {
-    double s = 0;
-TESSERA_INTERP_UNROLL
-    for (int k = 0; k < MaxN; ++k)
-      if (k < n1) s += B[k * m1 + qz] * c[k];
-    Vs[(qz * m1 + qy) * m1 + qx] = s;
-  }
+  forward_y_column<MaxN>(a, qx, qy, B, A, c);
+  for (int qz = 0; qz < m1; ++qz) Vs[(qz * m1 + qy) * m1 + qx] = forward_z_point<MaxN>(a, B, c, qz);
 }
 
 /// The reference gradient of Vs at the points of the thread's column, times D = w det J J^-1 J^-T:
@@ -396,13 +395,15 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   load_tensor_tables(ctx, a, B, G, xq);
   if (Colloc)
     for (int i : ctx.block_threads(m1 * m1)) Dq[i] = a.Dq[i];
-  pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
-    if (OnTheFly && valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
-    const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
-    if constexpr (Nodal) {
+  if constexpr (Nodal) {
+    pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
       // the points are the nodes (Gauss-Lobatto, q = p + 1, a.nodal_points): u holds the point
       // values, and the transposed gradient is the result
-      if (OnTheFly) ctx.sync();  // Xc, written above, is read at the points
+      if (OnTheFly) {
+        if (valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
+        ctx.sync();  // Xc is read at the points
+      }
+      const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
       if (valid)
         for (int qy : ctx.threads_y(m1))
           for (int qx : ctx.threads_x(m1))
@@ -412,194 +413,198 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
         for (int qy : ctx.threads_y(m1))
           for (int qx : ctx.threads_x(m1))
             colloc_transpose<MaxN, true>(a, e, c, el_idxs, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
-      return;
-    }
-    // forward x: A(k, j, qx) = sum_i B(i, qx) u(k, j, i); Ag with G
-    if (valid)
-      for (int j : ctx.threads_y(n1))
-        for (int qx : ctx.threads_x(m1)) {
-          Reused<MaxN> b, g;
-          b.load(&B[qx], m1, n1);
-          if (Split) g.load(&G[qx], m1, n1);
-          for (int k : ctx.threads_z(n1)) {
-            double s = 0, t = 0;
-            const double* row = u + (k * n1 + j) * n1;
-TESSERA_INTERP_UNROLL
-            for (int i = 0; i < N; ++i)
-              if (full || i < n1) {
-                s += b[i] * row[i];
-                if (Split) t += g[i] * row[i];
-              }
-            A[(k * n1 + j) * m1 + qx] = s;
-            if (Split) Ag[(k * n1 + j) * m1 + qx] = t;
-          }
-        }
-    ctx.sync();
-    if constexpr (Colloc) {
-      // A -> point values (C0's region) -> P (A's region) -> transposed gradient and z into C0
+    });
+  } else {
+    pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
+      if (OnTheFly && valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
+      const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
+      // forward x: A(k, j, qx) = sum_i B(i, qx) u(k, j, i); Ag with G
       if (valid)
-        for (int qy : ctx.threads_y(m1))
-          for (int qx : ctx.threads_x(m1)) colloc_values<MaxN>(a, qx, qy, B.data(), A.data(), C0.data());
-      ctx.sync();
-      if (valid)
-        for (int qy : ctx.threads_y(m1))
-          for (int qx : ctx.threads_x(m1))
-            colloc_gradient<OnTheFly, MaxN>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(), C0.data(), A.data());
-      ctx.sync();
-      if (valid)
-        for (int qy : ctx.threads_y(m1))
-          for (int qx : ctx.threads_x(m1))
-            colloc_transpose<MaxN, false>(a, e, c, el_idxs, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
-    } else if constexpr (MaxN > 0) {
-      if (valid)
-        for (int qy : ctx.threads_y(m1))
-          for (int qx : ctx.threads_x(m1))
-            mass_column<OnTheFly, MaxN>(a, e, qx, qy, B.data(), xq.data(), A.data(), Xc.data(), C0.data());
-    } else {
-      // forward y: C0(k, qy, qx) = sum_j B(j, qy) A(k, j, qx); C1 = B Ag (d/dx); C2 = G A (d/dy)
-      if (valid)
-        for (int qy : ctx.threads_y(m1))
+        for (int j : ctx.threads_y(n1))
           for (int qx : ctx.threads_x(m1)) {
             Reused<MaxN> b, g;
-            b.load(&B[qy], m1, n1);
-            if (Diffusion) g.load(&G[qy], m1, n1);
+            b.load(&B[qx], m1, n1);
+            if (Split) g.load(&G[qx], m1, n1);
             for (int k : ctx.threads_z(n1)) {
-              double s = 0, gx = 0, gy = 0;
+              double s = 0, t = 0;
+              const double* row = u + (k * n1 + j) * n1;
 TESSERA_INTERP_UNROLL
-              for (int j = 0; j < N; ++j)
-                if (full || j < n1) {
-                  const double aj = A[(k * n1 + j) * m1 + qx];
-                  s += b[j] * aj;
-                  if (Diffusion) {
-                    gx += b[j] * Ag[(k * n1 + j) * m1 + qx];
-                    gy += g[j] * aj;
-                  }
+              for (int i = 0; i < N; ++i)
+                if (full || i < n1) {
+                  s += b[i] * row[i];
+                  if (Split) t += g[i] * row[i];
                 }
-              const int at = (k * m1 + qy) * m1 + qx;
-              C0[at] = s;
-              if (Diffusion) {
-                C1[at] = gx;
-                C2[at] = gy;
-              }
+              A[(k * n1 + j) * m1 + qx] = s;
+              if (Split) Ag[(k * n1 + j) * m1 + qx] = t;
             }
           }
       ctx.sync();
-      // forward z and the point factor: the (qy, qx) column of C over k is reused for every qz
-      if (valid)
-        for (int qy : ctx.threads_y(m1))
-          for (int qx : ctx.threads_x(m1)) {
-            Reused<MaxN> c0, c1, c2;
-            c0.load(&C0[qy * m1 + qx], m1 * m1, n1);
-            if (Diffusion) {
-              c1.load(&C1[qy * m1 + qx], m1 * m1, n1);
-              c2.load(&C2[qy * m1 + qx], m1 * m1, n1);
-            }
-            for (int qz : ctx.threads_z(m1)) {
-              double s = 0, gx = 0, gy = 0, gz = 0;
+      if constexpr (Colloc) {
+        // A -> point values (C0's region) -> P (A's region) -> transposed gradient and z into C0
+        if (valid)
+          for (int qy : ctx.threads_y(m1))
+            for (int qx : ctx.threads_x(m1)) colloc_values<MaxN>(a, qx, qy, B.data(), A.data(), C0.data());
+        ctx.sync();
+        if (valid)
+          for (int qy : ctx.threads_y(m1))
+            for (int qx : ctx.threads_x(m1))
+              colloc_gradient<OnTheFly, MaxN>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(), C0.data(), A.data());
+        ctx.sync();
+        if (valid)
+          for (int qy : ctx.threads_y(m1))
+            for (int qx : ctx.threads_x(m1))
+              colloc_transpose<MaxN, false>(a, e, c, el_idxs, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
+      } else if constexpr (MaxN > 0) {
+        if (valid)
+          for (int qy : ctx.threads_y(m1))
+            for (int qx : ctx.threads_x(m1))
+              mass_column<OnTheFly, MaxN>(a, e, qx, qy, B.data(), xq.data(), A.data(), Xc.data(), C0.data());
+      } else {
+        // forward y: C0(k, qy, qx) = sum_j B(j, qy) A(k, j, qx); C1 = B Ag (d/dx); C2 = G A (d/dy)
+        if (valid)
+          for (int qy : ctx.threads_y(m1))
+            for (int qx : ctx.threads_x(m1)) {
+              Reused<MaxN> b, g;
+              b.load(&B[qy], m1, n1);
+              if (Diffusion) g.load(&G[qy], m1, n1);
+              for (int k : ctx.threads_z(n1)) {
+                double s = 0, gx = 0, gy = 0;
 TESSERA_INTERP_UNROLL
-              for (int k = 0; k < N; ++k)
-                if (full || k < n1) {
-                  const double bk = B[k * m1 + qz];
-                  s += bk * c0[k];
-                  if (Diffusion) {
-                    gx += bk * c1[k];
-                    gy += bk * c2[k];
-                    gz += G[k * m1 + qz] * c0[k];
+                for (int j = 0; j < N; ++j)
+                  if (full || j < n1) {
+                    const double aj = A[(k * n1 + j) * m1 + qx];
+                    s += b[j] * aj;
+                    if (Diffusion) {
+                      gx += b[j] * Ag[(k * n1 + j) * m1 + qx];
+                      gy += g[j] * aj;
+                    }
                   }
-                }
-              const int q = (qz * m1 + qy) * m1 + qx;
-              const double xi[3] = {xq[qx], xq[qy], xq[qz]};
-              double F[6];  // (00, 01, 02, 11, 12, 22)
-              point_factor<3, Diffusion, OnTheFly>(a, e, q, Xc.data(), xi, F);
-              if (Diffusion) {
-                P0[q] = F[0] * gx + F[1] * gy + F[2] * gz;
-                P1[q] = F[1] * gx + F[3] * gy + F[4] * gz;
-                P2[q] = F[2] * gx + F[4] * gy + F[5] * gz;
-              } else {
-                P0[q] = F[0] * s;
-              }
-            }
-          }
-      ctx.sync();
-      // transposed z: the (qy, qx) column of P over qz is reused for every k; C0 gets the value
-      // and d/dz parts, C1 d/dx, C2 d/dy
-      if (valid)
-        for (int qy : ctx.threads_y(m1))
-          for (int qx : ctx.threads_x(m1)) {
-            Reused<MaxN> p0, p1, p2;
-            p0.load(&P0[qy * m1 + qx], m1 * m1, m1);
-            if (Diffusion) {
-              p1.load(&P1[qy * m1 + qx], m1 * m1, m1);
-              p2.load(&P2[qy * m1 + qx], m1 * m1, m1);
-            }
-            for (int k : ctx.threads_z(n1)) {
-              double t0 = 0, t1 = 0, t2 = 0;
-TESSERA_INTERP_UNROLL
-              for (int qz = 0; qz < M; ++qz)
-                if (full || qz < m1) {
-                  const double bk = B[k * m1 + qz];
-                  if (Diffusion) {
-                    t0 += G[k * m1 + qz] * p2[qz];
-                    t1 += bk * p0[qz];
-                    t2 += bk * p1[qz];
-                  } else {
-                    t0 += bk * p0[qz];
-                  }
-                }
-              const int at = (k * m1 + qy) * m1 + qx;
-              C0[at] = t0;
-              if (Diffusion) {
-                C1[at] = t1;
-                C2[at] = t2;
-              }
-            }
-          }
-    }
-    ctx.sync();
-    // transposed y into A (value/z and d/dy parts) and Ag (d/dx): the j rows of B and G reused
-    if (valid)
-      for (int j : ctx.threads_y(n1))
-        for (int qx : ctx.threads_x(m1)) {
-          Reused<MaxN> b, g;
-          b.load(&B[j * m1], 1, m1);
-          if (Split) g.load(&G[j * m1], 1, m1);
-          for (int k : ctx.threads_z(n1)) {
-            double s0 = 0, s1 = 0;
-TESSERA_INTERP_UNROLL
-            for (int qy = 0; qy < M; ++qy)
-              if (full || qy < m1) {
                 const int at = (k * m1 + qy) * m1 + qx;
-                s0 += b[qy] * C0[at];
-                if (Split) {
-                  s0 += g[qy] * C2[at];
-                  s1 += b[qy] * C1[at];
+                C0[at] = s;
+                if (Diffusion) {
+                  C1[at] = gx;
+                  C2[at] = gy;
                 }
               }
-            A[(k * n1 + j) * m1 + qx] = s0;
-            if (Split) Ag[(k * n1 + j) * m1 + qx] = s1;
-          }
-        }
-    ctx.sync();
-    // transposed x and the scatter: the i rows of B and G reused
-    if (valid)
-      for (int j : ctx.threads_y(n1))
-        for (int i : ctx.threads_x(n1)) {
-          Reused<MaxN> b, g;
-          b.load(&B[i * m1], 1, m1);
-          if (Split) g.load(&G[i * m1], 1, m1);
-          for (int k : ctx.threads_z(n1)) {
-            double s = 0;
-            const int row = (k * n1 + j) * m1;
-TESSERA_INTERP_UNROLL
-            for (int qx = 0; qx < M; ++qx)
-              if (full || qx < m1) {
-                s += b[qx] * A[row + qx];
-                if (Split) s += g[qx] * Ag[row + qx];
+            }
+        ctx.sync();
+        // forward z and the point factor: the (qy, qx) column of C over k is reused for every qz
+        if (valid)
+          for (int qy : ctx.threads_y(m1))
+            for (int qx : ctx.threads_x(m1)) {
+              Reused<MaxN> c0, c1, c2;
+              c0.load(&C0[qy * m1 + qx], m1 * m1, n1);
+              if (Diffusion) {
+                c1.load(&C1[qy * m1 + qx], m1 * m1, n1);
+                c2.load(&C2[qy * m1 + qx], m1 * m1, n1);
               }
-            store_result(a, el_idxs, e, c, (k * n1 + j) * n1 + i, s);
+              for (int qz : ctx.threads_z(m1)) {
+                double s = 0, gx = 0, gy = 0, gz = 0;
+TESSERA_INTERP_UNROLL
+                for (int k = 0; k < N; ++k)
+                  if (full || k < n1) {
+                    const double bk = B[k * m1 + qz];
+                    s += bk * c0[k];
+                    if (Diffusion) {
+                      gx += bk * c1[k];
+                      gy += bk * c2[k];
+                      gz += G[k * m1 + qz] * c0[k];
+                    }
+                  }
+                const int q = (qz * m1 + qy) * m1 + qx;
+                const double xi[3] = {xq[qx], xq[qy], xq[qz]};
+                double F[6];  // (00, 01, 02, 11, 12, 22)
+                point_factor<3, Diffusion, OnTheFly>(a, e, q, Xc.data(), xi, F);
+                if (Diffusion) {
+                  P0[q] = F[0] * gx + F[1] * gy + F[2] * gz;
+                  P1[q] = F[1] * gx + F[3] * gy + F[4] * gz;
+                  P2[q] = F[2] * gx + F[4] * gy + F[5] * gz;
+                } else {
+                  P0[q] = F[0] * s;
+                }
+              }
+            }
+        ctx.sync();
+        // transposed z: the (qy, qx) column of P over qz is reused for every k; C0 gets the value
+        // and d/dz parts, C1 d/dx, C2 d/dy
+        if (valid)
+          for (int qy : ctx.threads_y(m1))
+            for (int qx : ctx.threads_x(m1)) {
+              Reused<MaxN> p0, p1, p2;
+              p0.load(&P0[qy * m1 + qx], m1 * m1, m1);
+              if (Diffusion) {
+                p1.load(&P1[qy * m1 + qx], m1 * m1, m1);
+                p2.load(&P2[qy * m1 + qx], m1 * m1, m1);
+              }
+              for (int k : ctx.threads_z(n1)) {
+                double t0 = 0, t1 = 0, t2 = 0;
+TESSERA_INTERP_UNROLL
+                for (int qz = 0; qz < M; ++qz)
+                  if (full || qz < m1) {
+                    const double bk = B[k * m1 + qz];
+                    if (Diffusion) {
+                      t0 += G[k * m1 + qz] * p2[qz];
+                      t1 += bk * p0[qz];
+                      t2 += bk * p1[qz];
+                    } else {
+                      t0 += bk * p0[qz];
+                    }
+                  }
+                const int at = (k * m1 + qy) * m1 + qx;
+                C0[at] = t0;
+                if (Diffusion) {
+                  C1[at] = t1;
+                  C2[at] = t2;
+                }
+              }
+            }
+      }
+      ctx.sync();
+      // transposed y into A (value/z and d/dy parts) and Ag (d/dx): the j rows of B and G reused
+      if (valid)
+        for (int j : ctx.threads_y(n1))
+          for (int qx : ctx.threads_x(m1)) {
+            Reused<MaxN> b, g;
+            b.load(&B[j * m1], 1, m1);
+            if (Split) g.load(&G[j * m1], 1, m1);
+            for (int k : ctx.threads_z(n1)) {
+              double s0 = 0, s1 = 0;
+TESSERA_INTERP_UNROLL
+              for (int qy = 0; qy < M; ++qy)
+                if (full || qy < m1) {
+                  const int at = (k * m1 + qy) * m1 + qx;
+                  s0 += b[qy] * C0[at];
+                  if (Split) {
+                    s0 += g[qy] * C2[at];
+                    s1 += b[qy] * C1[at];
+                  }
+                }
+              A[(k * n1 + j) * m1 + qx] = s0;
+              if (Split) Ag[(k * n1 + j) * m1 + qx] = s1;
+            }
           }
-        }
-  });
+      ctx.sync();
+      // transposed x and the scatter: the i rows of B and G reused
+      if (valid)
+        for (int j : ctx.threads_y(n1))
+          for (int i : ctx.threads_x(n1)) {
+            Reused<MaxN> b, g;
+            b.load(&B[i * m1], 1, m1);
+            if (Split) g.load(&G[i * m1], 1, m1);
+            for (int k : ctx.threads_z(n1)) {
+              double s = 0;
+              const int row = (k * n1 + j) * m1;
+TESSERA_INTERP_UNROLL
+              for (int qx = 0; qx < M; ++qx)
+                if (full || qx < m1) {
+                  s += b[qx] * A[row + qx];
+                  if (Split) s += g[qx] * Ag[row + qx];
+                }
+              store_result(a, el_idxs, e, c, (k * n1 + j) * n1 + i, s);
+            }
+          }
+    });
+  }
 }
 
 /// The compile-time bound on the nodes and points per direction of the hexahedron operator
