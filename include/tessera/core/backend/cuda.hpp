@@ -78,7 +78,7 @@ void cuda_forall(const char* label, const Exec& exec, index_t n, const F& f) {
 }
 
 template <class F>
-__global__ void team_kernel(TeamParams p, F f) {
+__device__ inline void team_body(const TeamParams& p, const F& f) {
   extern __shared__ __align__(128) unsigned char tessera_team_smem[];
   // A flat block, thread bt = x + tx * (y + ty * (z + tz * local)): the warp layout of a
   // (tx, ty, tz * items) block, without blockDim.z's limit of 64 (2x3x4 threads x 32 items).
@@ -93,6 +93,33 @@ __global__ void team_kernel(TeamParams p, F f) {
   f(ctx);
 }
 
+template <class F>
+__global__ void team_kernel(TeamParams p, F f) {
+  team_body(p, f);
+}
+
+/// The team kernel of a functor that declares `static constexpr int max_registers = N` (N > 0):
+/// compiled with at most N registers per thread (__maxnreg__), so that a kernel just over an
+/// occupancy step can be held under it at the price of a few spills.
+template <class F, int N>
+__global__ void __maxnreg__(N) team_kernel_limited(TeamParams p, F f) {
+  team_body(p, f);
+}
+
+/// F::max_registers, or 0 (no limit of its own).
+template <class F>
+constexpr int team_register_limit() {
+  if constexpr (requires { F::max_registers; }) return F::max_registers;
+  else return 0;
+}
+
+/// The team kernel that runs F.
+template <class F>
+constexpr auto team_kernel_for() {
+  if constexpr (team_register_limit<F>() > 0) return &team_kernel_limited<F, team_register_limit<F>()>;
+  else return &team_kernel<F>;
+}
+
 /// Per-kernel cache of the attributes a launch needs (one per instantiation).
 struct TeamKernelState {
   bool init = false;
@@ -105,14 +132,14 @@ struct TeamKernelState {
 template <class F>
 int cuda_team_max_threads() {
   cudaFuncAttributes attr{};
-  TESSERA_CUDA_CHECK(cudaFuncGetAttributes(&attr, &team_kernel<F>));
+  TESSERA_CUDA_CHECK(cudaFuncGetAttributes(&attr, team_kernel_for<F>()));
   return attr.maxThreadsPerBlock;
 }
 
 template <class F>
 void cuda_team_launch(const char* label, const Teams& t, const F& f) {
   static TeamKernelState state;  // per instantiation of this template, i.e. per kernel
-  const auto kernel = &team_kernel<F>;
+  const auto kernel = team_kernel_for<F>();
   if (!state.init) {
     cudaFuncAttributes attr{};
     TESSERA_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
@@ -142,7 +169,7 @@ void cuda_team_launch(const char* label, const Teams& t, const F& f) {
   const index_t blocks = (t.items + t.items_per_block - 1) / t.items_per_block;
   TESSERA_REQUIRE(blocks <= 0x7fffffff, "team launch '", label, "': ", blocks, " blocks exceed the grid limit");
   CudaLaunchScope scope(label);
-  team_kernel<F><<<static_cast<unsigned>(blocks), static_cast<unsigned>(threads), smem>>>(p, f);
+  kernel<<<static_cast<unsigned>(blocks), static_cast<unsigned>(threads), smem>>>(p, f);
   cuda_check_launch(label);
 }
 
