@@ -625,12 +625,12 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
   std::string src = "heuristic";
   std::size_t item = 0, common = 0;
   const Dim3 th = operator_shape(diffusion, on_the_fly, &item, &common);
-  // about 256 threads per block; fewer for the bounded hexahedron variants at bounds 8 and 10
-  // (p = 5..8 with q = p + 2), whose register use leaves 2-3 blocks per SM: tuned on the H200,
+  // about 256 threads per block; fewer for the bounded hexahedron variants at bounds 8 to 12
+  // (p = 5..10 with q = p + 2), whose register use leaves 2-3 blocks per SM: tuned on the H200,
   // 1-3 elements per block beat the 256-thread choice by up to 1.4x, and at p = 5 (49 threads
   // per element) 3 beat 2 (docs/benchmarks/operators.md)
   const int bound = ia::operator_bound(geom_, nd1_, nq1_);
-  const int target = bound == 10 ? 128 : bound == 8 ? 160 : 256;
+  const int target = bound >= 10 ? 128 : bound == 8 ? 160 : 256;
   int want = std::clamp(target / (th.x * th.y * th.z), 1, 16);
   if (opt_.use_tuning_cache) {
     if (auto e = tuning::lookup(tuning::device_key(exec_), operator_key(diffusion, on_the_fly, element))) {

@@ -16,6 +16,7 @@ struct QuadOperator {
 };
 template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal = false>
 struct HexOperator {
+  static constexpr int max_registers = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::max_registers;
   Args a;
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
     hex_operator<Diffusion, OnTheFly, MaxN, Nodal>(ctx, a);
@@ -38,7 +39,7 @@ int operator_bound(Geometry g, int nd1, int nq1) {
   const int forced = forced_bound();
   if (forced == 0) return 0;
   const int n = std::max({nd1, nq1, forced});
-  for (int b : {4, 6, 8, 10})
+  for (int b : {4, 6, 8, 10, 12})
     if (n <= b) return b;
   return 0;
 }
@@ -60,15 +61,17 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
           case 6: return v.template operator()<HexOperator<D, O, 6, true>>();
           case 8: return v.template operator()<HexOperator<D, O, 8, true>>();
           case 10: return v.template operator()<HexOperator<D, O, 10, true>>();
+          case 12: return v.template operator()<HexOperator<D, O, 12, true>>();
           default: break;
         }
       }
     }
-    switch (bound) {  // the buckets: p <= 2, 4, 6, 8 with q = p + 2
+    switch (bound) {  // the buckets: p <= 2, 4, 6, 8, 10 with q = p + 2
       case 4: return v.template operator()<HexOperator<D, O, 4>>();
       case 6: return v.template operator()<HexOperator<D, O, 6>>();
       case 8: return v.template operator()<HexOperator<D, O, 8>>();
       case 10: return v.template operator()<HexOperator<D, O, 10>>();
+      case 12: return v.template operator()<HexOperator<D, O, 12>>();
       default: return v.template operator()<HexOperator<D, O, 0>>();
     }
   };

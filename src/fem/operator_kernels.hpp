@@ -254,25 +254,60 @@ TESSERA_INTERP_UNROLL
   return s;
 }
 
+/// How the bounded kernels read the stored point factors of a thread's point column: inside
+/// the z loop as each point needs them (InLoop), one point ahead (Ahead: the next point's loads
+/// are in flight while this point is computed), or the whole column before the forward y stage
+/// (Column, mass only: MaxN more registers). Loads inside the loop left each iteration waiting
+/// on memory; the registers the early loads hold can cost occupancy instead, so the choice is
+/// per bucket (hex_operator; docs/benchmarks/operators.md has the measurements).
+enum class Fetch { InLoop, Ahead, Column };
+
 /// Bounded hexahedron mass operator, the stages between the x contraction and its transpose
 /// for the thread of point column (qx, qy): forward y from A (k, j, qx), forward z, w det J,
 /// and transposed z into C0 (k, qy, qx). The column's values over k live in registers (MaxN
 /// entries).
-template <bool OnTheFly, int MaxN>
+template <bool OnTheFly, int MaxN, Fetch How>
 TESSERA_HOST_DEVICE inline void mass_column(const Args& a, index_t e, int qx, int qy, const double* B,
                                             const double* xq, const double* A, const double* Xc, double* C0) {
   const int n1 = a.nd1, m1 = a.nq1;
-  double cz[MaxN], tz[MaxN] = {};
+  constexpr bool column = !OnTheFly && How == Fetch::Column, ahead = !OnTheFly && How == Fetch::Ahead;
+  const auto w_at = [&](int qz) { return a.qdata[e * a.nq + (qz * m1 + qy) * m1 + qx]; };
+  double cz[MaxN], tz[MaxN] = {}, wcol[column ? MaxN : 1] = {}, wnext = 0;
+  if constexpr (column) {
+TESSERA_INTERP_UNROLL
+    for (int qz = 0; qz < MaxN; ++qz)
+      if (qz < m1) wcol[qz] = w_at(qz);
+  }
+  if constexpr (ahead) wnext = w_at(0);
   forward_y_column<MaxN>(a, qx, qy, B, A, cz);
-  for (int qz = 0; qz < m1; ++qz) {
+  const auto point = [&](int qz, double w) {
     const double s = forward_z_point<MaxN>(a, B, cz, qz);
-    const double xi[3] = {xq[qx], xq[qy], xq[qz]};
-    double F[1];
-    point_factor<3, false, OnTheFly>(a, e, (qz * m1 + qy) * m1 + qx, Xc, xi, F);
-    const double p0 = F[0] * s;
+    if constexpr (OnTheFly) {
+      const double xi[3] = {xq[qx], xq[qy], xq[qz]};
+      double F[1];
+      point_factor<3, false, true>(a, e, (qz * m1 + qy) * m1 + qx, Xc, xi, F);
+      w = F[0];
+    }
+    const double p0 = w * s;
 TESSERA_INTERP_UNROLL
     for (int k = 0; k < MaxN; ++k)
       if (k < n1) tz[k] += B[k * m1 + qz] * p0;
+  };
+  if constexpr (column) {
+TESSERA_INTERP_UNROLL
+    for (int qz = 0; qz < MaxN; ++qz)
+      if (qz < m1) point(qz, wcol[qz]);
+  } else {
+    for (int qz = 0; qz < m1; ++qz) {
+      double w = 0;
+      if constexpr (ahead) {
+        w = wnext;
+        if (qz + 1 < m1) wnext = w_at(qz + 1);
+      } else if constexpr (!OnTheFly) {
+        w = w_at(qz);
+      }
+      point(qz, w);
+    }
   }
 TESSERA_INTERP_UNROLL
   for (int k = 0; k < MaxN; ++k)
@@ -298,7 +333,7 @@ TESSERA_HOST_DEVICE inline void colloc_values(const Args& a, int qx, int qy, con
 
 /// The reference gradient of Vs at the points of the thread's column, times D = w det J J^-1 J^-T:
 /// P (3, nq), component r the coefficient of d/dxi_r in the transpose.
-template <bool OnTheFly, int MaxN>
+template <bool OnTheFly, int MaxN, Fetch How>
 TESSERA_HOST_DEVICE inline void colloc_gradient(const Args& a, index_t e, int qx, int qy, const double* Dq,
                                                 const double* xq, const double* Xc, const double* Vs, double* P) {
   const int m1 = a.nq1, nq = a.nq;
@@ -306,7 +341,20 @@ TESSERA_HOST_DEVICE inline void colloc_gradient(const Args& a, index_t e, int qx
   v.load(&Vs[qy * m1 + qx], m1 * m1, m1);  // the thread's own column over qz
   dx.load(&Dq[qx * m1], 1, m1);            // D(qx, r)
   dy.load(&Dq[qy * m1], 1, m1);
+  constexpr bool ahead = !OnTheFly && How == Fetch::Ahead;
+  double Fn[6] = {};  // Ahead: the next point's stored D
+  const auto load_D = [&](int qz, double* to) {
+TESSERA_INTERP_UNROLL
+    for (int k = 0; k < 6; ++k) to[k] = a.qdata[(e * 6 + k) * nq + (qz * m1 + qy) * m1 + qx];
+  };
+  if constexpr (ahead) load_D(0, Fn);
   for (int qz = 0; qz < m1; ++qz) {
+    double F[6];  // (00, 01, 02, 11, 12, 22)
+    if constexpr (ahead) {
+TESSERA_INTERP_UNROLL
+      for (int k = 0; k < 6; ++k) F[k] = Fn[k];
+      if (qz + 1 < m1) load_D(qz + 1, Fn);
+    }
     double gx = 0, gy = 0, gz = 0;
 TESSERA_INTERP_UNROLL
     for (int r = 0; r < MaxN; ++r)
@@ -316,9 +364,10 @@ TESSERA_INTERP_UNROLL
         gz += Dq[qz * m1 + r] * v[r];
       }
     const int q = (qz * m1 + qy) * m1 + qx;
-    const double xi[3] = {xq[qx], xq[qy], xq[qz]};
-    double F[6];  // (00, 01, 02, 11, 12, 22)
-    point_factor<3, true, OnTheFly>(a, e, q, Xc, xi, F);
+    if constexpr (!ahead) {
+      const double xi[3] = {xq[qx], xq[qy], xq[qz]};
+      point_factor<3, true, OnTheFly>(a, e, q, Xc, xi, F);
+    }
     P[q] = F[0] * gx + F[1] * gy + F[2] * gz;
     P[nq + q] = F[1] * gx + F[3] * gy + F[4] * gz;
     P[2 * nq + q] = F[2] * gx + F[4] * gy + F[5] * gz;
@@ -360,6 +409,26 @@ TESSERA_INTERP_UNROLL
     if (k < n1) C0[(k * m1 + qy) * m1 + qx] = w[k];
 }
 
+/// Per-bucket choices of the bounded hexahedron kernels, each measured on the H100 at 8M DOFs
+/// against the alternative (docs/benchmarks/operators.md):
+/// - w det J: the whole column read ahead gained 8-22% on BP1 at bounds 4, 6 and 10 over
+///   reading it in the z loop, but lost 2-5% at bound 8 (72 -> 107 registers).
+/// - D one point ahead gained 40-54% on BP5 and 3-10% on BP3, except at bound 4 (BP3 -16%).
+/// - max_registers = 128 (core's team_kernel_limited; a few spills) where the kernel would use
+///   more: stored diffusion at bounds 8-12 (BP5 p = 6, 7 +11-15%, BP3 p = 10 +30%; not the
+///   points-at-the-nodes bound 12, BP5 p = 10 -19%); on the fly, mass at bounds 4, 10, 12
+///   (+4-44%), diffusion at bounds 8-12 (+4-39%, one case -2%) and the points-at-the-nodes
+///   bound 6 (+21-27%; at bounds 8-12 it lost 8-14%).
+template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal>
+struct HexPolicy {
+  static constexpr Fetch w_fetch = MaxN == 8 ? Fetch::InLoop : Fetch::Column;
+  static constexpr Fetch d_fetch = Nodal || MaxN != 4 ? Fetch::Ahead : Fetch::InLoop;
+  static constexpr bool capped =
+      OnTheFly ? (Diffusion ? (Nodal ? MaxN == 6 : MaxN >= 8) : (MaxN == 4 || MaxN >= 10))
+               : Diffusion && MaxN >= 8 && !(Nodal && MaxN == 12);
+  static constexpr int max_registers = capped ? 128 : 0;
+};
+
 /// Hexahedra: as quad_operator, in variants by MaxN, a compile-time bound on the nodes and
 /// points per direction (0: run-time sizes, any p and q). With a bound every contraction loop
 /// is unrolled, the Reused rows and columns live in registers, the stages between the x
@@ -374,6 +443,8 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   constexpr bool Split = Diffusion && MaxN == 0;       // derivative parts carried separately
   constexpr bool Colloc = Diffusion && MaxN > 0;       // collocated gradients
   static_assert(!Nodal || Colloc, "the points-at-the-nodes path is a collocated-gradient diffusion");
+  constexpr Fetch w_fetch = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::w_fetch;
+  constexpr Fetch d_fetch = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::d_fetch;
   auto B = ctx.shared_common<double>(n1 * m1);
   auto G = ctx.shared_common<double>(Split ? n1 * m1 : 0);
   auto xq = ctx.shared_common<double>(m1);
@@ -407,7 +478,7 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
       if (valid)
         for (int qy : ctx.threads_y(m1))
           for (int qx : ctx.threads_x(m1))
-            colloc_gradient<OnTheFly, MaxN>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(), u, A.data());
+            colloc_gradient<OnTheFly, MaxN, d_fetch>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(), u, A.data());
       ctx.sync();
       if (valid)
         for (int qy : ctx.threads_y(m1))
@@ -448,7 +519,7 @@ TESSERA_INTERP_UNROLL
         if (valid)
           for (int qy : ctx.threads_y(m1))
             for (int qx : ctx.threads_x(m1))
-              colloc_gradient<OnTheFly, MaxN>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(), C0.data(), A.data());
+              colloc_gradient<OnTheFly, MaxN, d_fetch>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(), C0.data(), A.data());
         ctx.sync();
         if (valid)
           for (int qy : ctx.threads_y(m1))
@@ -458,7 +529,7 @@ TESSERA_INTERP_UNROLL
         if (valid)
           for (int qy : ctx.threads_y(m1))
             for (int qx : ctx.threads_x(m1))
-              mass_column<OnTheFly, MaxN>(a, e, qx, qy, B.data(), xq.data(), A.data(), Xc.data(), C0.data());
+              mass_column<OnTheFly, MaxN, w_fetch>(a, e, qx, qy, B.data(), xq.data(), A.data(), Xc.data(), C0.data());
       } else {
         // forward y: C0(k, qy, qx) = sum_j B(j, qy) A(k, j, qx); C1 = B Ag (d/dx); C2 = G A (d/dy)
         if (valid)

@@ -43,9 +43,13 @@ double inverse(int dim, const std::array<std::array<double, 3>, 3>& J, double Ji
 
 /// y = K x with K assembled element by element on the host by quadrature (independent of the
 /// kernels: mesh Jacobians, H1Basis tables, dense element matrices).
+/// y = A x and A's diagonal by quadrature on the host. With `matrix` (the default) each element
+/// matrix K is assembled (nd^2 nq work) and applied; without, K x is summed point by point as
+/// B_q^T (w D) (B_q x), the same quadrature in nd nq work, for the high orders where forming K
+/// would dominate the test's time (p = 10: 1331^2 x 1728 products per element).
 std::vector<double> assembled_apply(const H1Space& space, OperatorKind kind, int degree, const std::vector<double>& x,
                                     std::vector<double>* diag = nullptr,
-                                    QuadratureType type = QuadratureType::Gauss) {
+                                    QuadratureType type = QuadratureType::Gauss, bool matrix = true) {
   const Mesh& mesh = space.mesh();
   std::vector<double> y(x.size(), 0.0);
   if (diag) diag->assign(x.size(), 0.0);
@@ -57,7 +61,9 @@ std::vector<double> assembled_apply(const H1Space& space, OperatorKind kind, int
     const BasisTables t = tabulate(basis, rule);
     const int nd = int(basis.size());
     for (index_t e : mesh.elements_of(g)) {
-      std::vector<double> K(std::size_t(nd * nd), 0.0);
+      const auto nodes = space.element_nodes(e);
+      const auto dof = [&](int c, int i) { return std::size_t(space.dof(c, nodes[std::size_t(i)])); };
+      std::vector<double> K(matrix ? std::size_t(nd * nd) : 0, 0.0);
       for (int q = 0; q < rule.size(); ++q) {
         double xi[3] = {0, 0, 0};
         for (int d = 0; d < dim; ++d) xi[d] = rule.points(q, d);
@@ -67,6 +73,27 @@ std::vector<double> assembled_apply(const H1Space& space, OperatorKind kind, int
         for (int i = 0; i < nd; ++i)
           for (int r = 0; r < dim; ++r)
             for (int c = 0; c < dim; ++c) gp[std::size_t(i * dim + r)] += t.G(q, i, c) * Ji[c][r];
+        if (!matrix) {
+          // the field (mass) or its physical gradient (diffusion) at q, then its test-function sums
+          const bool mass = kind == OperatorKind::Mass;
+          for (int c = 0; c < space.components(); ++c) {
+            double f[3] = {0, 0, 0};
+            for (int j = 0; j < nd; ++j)
+              for (int r = 0; r < (mass ? 1 : dim); ++r)
+                f[r] += (mass ? t.B(q, j) : gp[std::size_t(j * dim + r)]) * x[dof(c, j)];
+            for (int i = 0; i < nd; ++i) {
+              double v = 0, vd = 0;
+              for (int r = 0; r < (mass ? 1 : dim); ++r) {
+                const double phi = mass ? t.B(q, i) : gp[std::size_t(i * dim + r)];
+                v += phi * f[r];
+                vd += phi * phi;
+              }
+              y[dof(c, i)] += w * v;
+              if (diag) (*diag)[dof(c, i)] += w * vd;
+            }
+          }
+          continue;
+        }
         for (int i = 0; i < nd; ++i)
           for (int j = 0; j < nd; ++j) {
             double v = 0;
@@ -76,12 +103,11 @@ std::vector<double> assembled_apply(const H1Space& space, OperatorKind kind, int
             K[std::size_t(i * nd + j)] += w * v;
           }
       }
-      const auto nodes = space.element_nodes(e);
+      if (!matrix) continue;
       for (int c = 0; c < space.components(); ++c)
         for (int i = 0; i < nd; ++i) {
-          const auto di = std::size_t(space.dof(c, nodes[std::size_t(i)]));
-          for (int j = 0; j < nd; ++j)
-            y[di] += K[std::size_t(i * nd + j)] * x[std::size_t(space.dof(c, nodes[std::size_t(j)]))];
+          const auto di = dof(c, i);
+          for (int j = 0; j < nd; ++j) y[di] += K[std::size_t(i * nd + j)] * x[dof(c, j)];
           if (diag) (*diag)[di] += K[std::size_t(i * nd + i)];
         }
     }
@@ -107,7 +133,8 @@ TESSERA_INSTANTIATE_BACKENDS(OperatorTest);
 
 /// Applies A (built with `opt`) to a random vector and compares y and the diagonal with the
 /// host-assembled matrix.
-void expect_matches_assembled(const H1Space& space, OperatorKind kind, const Exec& exec, const OperatorOptions& opt) {
+void expect_matches_assembled(const H1Space& space, OperatorKind kind, const Exec& exec, const OperatorOptions& opt,
+                              bool matrix = true) {
   const H1Operator A(space, kind, exec, opt);
   const auto xh = random_vector(std::size_t(space.num_dofs()), 3);
   auto x = Array<double, 1>::from("x", std::span<const double>(xh), exec.space());
@@ -115,7 +142,7 @@ void expect_matches_assembled(const H1Space& space, OperatorKind kind, const Exe
   y.fill(std::nan(""));
   A.apply(x.cview(), y.view());
   std::vector<double> dref;
-  const auto ref = assembled_apply(space, kind, A.degree(), xh, &dref, opt.quadrature);
+  const auto ref = assembled_apply(space, kind, A.degree(), xh, &dref, opt.quadrature, matrix);
   const auto got = to_vector(y);
   // Same sums in another order: roundoff ~1e-15 of the largest entry; 1e-12 allows for the
   // conditioning of the element matrices at p = 4.
@@ -206,23 +233,29 @@ TEST_P(OperatorTest, ElementLevelApplyScattersToTheGlobalApply) {
 
 TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
   // The fused hexahedron kernel has variants by the larger of nodes and points per direction
-  // (<= 4, 6, 8, 10, more; operator_bound): p = 5, 6 and 7, 8 (q = p + 2) fill the third and
-  // fourth up to their bounds, p = 2 with 11 points (degree 21) takes the run-time one; the
-  // other tests cover the first two (p = 1, 2, 4).
+  // (<= 4, 6, 8, 10, 12, more; operator_bound): p = 5, 6 and 7, 8 (q = p + 2) fill the third
+  // and fourth up to their bounds, p = 10 (12 points; 11 Gauss-Lobatto points in the
+  // points-at-the-nodes instance) the fifth, and p = 2 with 13 points (degree 25) takes the
+  // run-time one; the other tests cover the first two (p = 1, 2, 4). At p = 10 the reference
+  // is the same host quadrature summed point by point instead of through the element matrix.
   const Mesh mesh = generate_mesh("box:hex:1x1x1:perturb=0.2");
   struct Case {
     int p, degree;
+    QuadratureType type = QuadratureType::Gauss;
   };
-  for (const Case& k : {Case{5, -1}, Case{6, -1}, Case{7, -1}, Case{8, -1}, Case{2, 21}})
+  for (const Case& k : {Case{5, -1}, Case{6, -1}, Case{7, -1}, Case{8, -1}, Case{10, -1},
+                        Case{10, -1, QuadratureType::GaussLobatto}, Case{2, 25}})
     for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion})
       for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
+        if (kind == OperatorKind::Mass && k.type == QuadratureType::GaussLobatto) continue;  // not exact
         SCOPED_TRACE(std::string(name(kind)) + " p=" + std::to_string(k.p) + " degree " + std::to_string(k.degree) +
-                     " " + name(gs));
+                     " " + name(gs) + (k.type == QuadratureType::GaussLobatto ? " Gauss-Lobatto" : ""));
         const H1Space space(mesh, k.p, 1);
         OperatorOptions opt;
         opt.degree = k.degree;
         opt.geometry = gs;
-        expect_matches_assembled(space, kind, exec(), opt);
+        opt.quadrature = k.type;
+        expect_matches_assembled(space, kind, exec(), opt, /*matrix=*/k.p < 10);
       }
 }
 
