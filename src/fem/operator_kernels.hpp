@@ -418,7 +418,9 @@ TESSERA_INTERP_UNROLL
 ///   more: stored diffusion at bounds 8-12 (BP5 p = 6, 7 +11-15%, BP3 p = 10 +30%; not the
 ///   points-at-the-nodes bound 12, BP5 p = 10 -19%); on the fly, mass at bounds 4, 10, 12
 ///   (+4-44%), diffusion at bounds 8-12 (+4-39%, one case -2%) and the points-at-the-nodes
-///   bound 6 (+21-27%; at bounds 8-12 it lost 8-14%).
+///   bound 6 (+21-27%; at bounds 8-12 it lost 8-14%). Stored mass at bound 10 capped at 96
+///   gained 4-5% (BP1 p = 7, 8); tighter caps elsewhere (mass 48-112, diffusion at bounds 4
+///   and 6 64-112) lost up to 28%.
 template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal>
 struct HexPolicy {
   static constexpr Fetch w_fetch = MaxN == 8 ? Fetch::InLoop : Fetch::Column;
@@ -426,7 +428,7 @@ struct HexPolicy {
   static constexpr bool capped =
       OnTheFly ? (Diffusion ? (Nodal ? MaxN == 6 : MaxN >= 8) : (MaxN == 4 || MaxN >= 10))
                : Diffusion && MaxN >= 8 && !(Nodal && MaxN == 12);
-  static constexpr int max_registers = capped ? 128 : 0;
+  static constexpr int max_registers = capped ? 128 : !OnTheFly && !Diffusion && MaxN == 10 ? 96 : 0;
 };
 
 /// Hexahedra: as quad_operator, in variants by MaxN, a compile-time bound on the nodes and
