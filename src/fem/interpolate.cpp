@@ -629,16 +629,17 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
   // (p = 5..10 with q = p + 2), whose register use leaves 2-3 blocks per SM: tuned on the H200,
   // 1-3 elements per block beat the 256-thread choice by up to 1.4x, and at p = 5 (49 threads
   // per element) 3 beat 2 (docs/benchmarks/operators.md)
-  // At bounds 4 and 6 with 8-36 threads per element (p = 1..4; p = 2..5 with the points at the
-  // nodes) the fewest elements whose threads fill at least 80% of their warps' lanes: a sweep
-  // at 8M DOFs on the H100 put the best at 1-3 elements (25-108 threads), 4-30% faster than
-  // 256 threads per block; with 4 threads (p = 1 at the nodes) 256 was as fast as any. (GPU
-  // only: on the CPU the elements of a block run one after the other.)
+  // Elements of 8-31 threads at bounds 4 and 6 (p = 1..3; p = 2..4 with the points at the
+  // nodes): the fewest elements whose threads fill at least 80% of their warps' lanes (2-5
+  // elements). Measured on the H100 at 8M DOFs against 256 threads per block: 1.04-1.13x; with
+  // 36 threads (p = 4; p = 5 at the nodes) the rule's 3 elements lost 3-5% to 7, with 4 threads
+  // (p = 1 at the nodes) 256 was as fast as any. GPU only: on the CPU the elements of a block
+  // run one after the other.
   const int bound = ia::operator_bound(geom_, nd1_, nq1_);
   const int per = th.x * th.y * th.z;
   const int target = bound >= 10 ? 128 : bound == 8 ? 160 : 256;
   int want = std::clamp(target / per, 1, 16);
-  if (exec_.on_device() && (bound == 4 || bound == 6) && per >= 8) {
+  if (exec_.on_device() && (bound == 4 || bound == 6) && per >= 8 && per < 32) {
     want = 1;
     while (want < 16 && 5 * want * per < 4 * 32 * ((want * per + 31) / 32)) ++want;
   }
