@@ -100,6 +100,36 @@ void count_items(const Exec& exec, const Teams& t, View<int, 1> calls) {
   });
 }
 
+/// A body that keeps 24 doubles live across a loop (about 48 registers): with Cap > 0 it
+/// declares max_registers = Cap, with 0 it declares none.
+template <int Cap>
+struct ManySums {
+  static constexpr int max_registers = Cap;
+  View<double, 1> out;
+  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
+    for (int x : ctx.threads_x(32)) {
+      double s[24];
+      for (int k = 0; k < 24; ++k) s[k] = x + k;
+      for (int it = 0; it < 8; ++it)
+        for (int k = 0; k < 24; ++k) s[k] = s[k] * 0.5 + s[(k + 1) % 24];
+      double t = 0;
+      for (int k = 0; k < 24; ++k) t += s[k] * (k + 1);
+      out(ctx.item() * 32 + x) = t;
+    }
+  }
+};
+
+/// ManySums for item i, thread x, on the host.
+double many_sums(int x) {
+  double s[24];
+  for (int k = 0; k < 24; ++k) s[k] = x + k;
+  for (int it = 0; it < 8; ++it)
+    for (int k = 0; k < 24; ++k) s[k] = s[k] * 0.5 + s[(k + 1) % 24];
+  double t = 0;
+  for (int k = 0; k < 24; ++k) t += s[k] * (k + 1);
+  return t;
+}
+
 }  // namespace team_kernels
 
 namespace {
@@ -325,6 +355,33 @@ TEST(TeamCuda, TooManyThreadsThrows) {
   t.items_per_block = 4;
   team_kernels::count_items(Exec::cuda(), t, calls.view());
   EXPECT_EQ(calls.to_vector()[0], 8);
+}
+
+TEST(TeamCuda, MaxRegistersCapsTheKernel) {
+  TESSERA_SKIP_WITHOUT_GPU();
+#if defined(TESSERA_HAS_CUDA)
+  using Capped = team_kernels::ManySums<32>;
+  using Free = team_kernels::ManySums<0>;  // max_registers = 0: no limit of its own
+  cudaFuncAttributes capped{}, free{};
+  ASSERT_EQ(cudaFuncGetAttributes(&capped, detail::team_kernel_for<Capped>()), cudaSuccess);
+  ASSERT_EQ(cudaFuncGetAttributes(&free, detail::team_kernel_for<Free>()), cudaSuccess);
+  EXPECT_LE(capped.numRegs, 32);
+  EXPECT_GT(free.numRegs, 32) << "the body no longer needs more than the cap: the check would pass without it";
+  Teams t;
+  t.items = 5;
+  t.items_per_block = 2;
+  t.threads = {32, 1, 1};
+  for (int which = 0; which < 2; ++which) {
+    Array<double> out("out", {5 * 32}, Space::Device);
+    out.fill(std::nan(""));
+    if (which == 0) launch("tests/many_sums_capped", Exec::cuda(), t, Capped{out.view()});
+    else launch("tests/many_sums", Exec::cuda(), t, Free{out.view()});
+    const auto h = out.to_vector();
+    for (int i = 0; i < 5 * 32; ++i)  // the same operations in the same order: equal to roundoff
+      ASSERT_NEAR(h[std::size_t(i)], team_kernels::many_sums(i % 32), 1e-12 * std::abs(team_kernels::many_sums(i % 32)))
+          << (which == 0 ? "capped" : "free") << " entry " << i;
+  }
+#endif
 }
 
 TESSERA_INSTANTIATE_BACKENDS(TeamTest);
