@@ -397,16 +397,17 @@ TESSERA_INTERP_UNROLL
         t += dx[r] * P[(qz * m1 + qy) * m1 + r] + dy[r] * P[nq + (qz * m1 + r) * m1 + qx] + Dq[r * m1 + qz] * p2[r];
     if constexpr (Nodal) {
       store_result(a, idxs, e, c, (qz * m1 + qy) * m1 + qx, t);
-      continue;
+    } else {
+TESSERA_INTERP_UNROLL
+      for (int k = 0; k < MaxN; ++k)
+        if (k < n1) w[k] += B[k * m1 + qz] * t;
     }
+  }
+  if constexpr (!Nodal) {
 TESSERA_INTERP_UNROLL
     for (int k = 0; k < MaxN; ++k)
-      if (k < n1) w[k] += B[k * m1 + qz] * t;
+      if (k < n1) C0[(k * m1 + qy) * m1 + qx] = w[k];
   }
-  if constexpr (Nodal) return;
-TESSERA_INTERP_UNROLL
-  for (int k = 0; k < MaxN; ++k)
-    if (k < n1) C0[(k * m1 + qy) * m1 + qx] = w[k];
 }
 
 /// Per-bucket choices of the bounded hexahedron kernels, each measured on the H100 at 8M DOFs
