@@ -50,30 +50,24 @@ template <class Visit>
 auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal,
                           const Visit& v) {
   const int bound = operator_bound(g, nd1, nq1);
+  // the buckets: p <= 2, 4, 6, 8, 10 with q = p + 2; bound 0: the run-time-size kernel
+  const auto by_bound = [&]<bool D, bool O, bool Nodal>() {
+    switch (bound) {
+      case 4: return v.template operator()<HexOperator<D, O, 4, Nodal>>();
+      case 6: return v.template operator()<HexOperator<D, O, 6, Nodal>>();
+      case 8: return v.template operator()<HexOperator<D, O, 8, Nodal>>();
+      case 10: return v.template operator()<HexOperator<D, O, 10, Nodal>>();
+      case 12: return v.template operator()<HexOperator<D, O, 12, Nodal>>();
+      default: return v.template operator()<HexOperator<D, O, 0>>();
+    }
+  };
   const auto pick = [&]<bool D, bool O>() {
     if (g == Geometry::Quadrilateral) return v.template operator()<QuadOperator<D, O>>();
     // diffusion with the points at the nodes: its own instances (the path in the Gauss kernel
     // raised its register count, 128 -> 139 at bound 8, and halved BP3's occupancy)
-    if constexpr (D) {
-      if (nodal) {
-        switch (bound) {
-          case 4: return v.template operator()<HexOperator<D, O, 4, true>>();
-          case 6: return v.template operator()<HexOperator<D, O, 6, true>>();
-          case 8: return v.template operator()<HexOperator<D, O, 8, true>>();
-          case 10: return v.template operator()<HexOperator<D, O, 10, true>>();
-          case 12: return v.template operator()<HexOperator<D, O, 12, true>>();
-          default: break;
-        }
-      }
-    }
-    switch (bound) {  // the buckets: p <= 2, 4, 6, 8, 10 with q = p + 2
-      case 4: return v.template operator()<HexOperator<D, O, 4>>();
-      case 6: return v.template operator()<HexOperator<D, O, 6>>();
-      case 8: return v.template operator()<HexOperator<D, O, 8>>();
-      case 10: return v.template operator()<HexOperator<D, O, 10>>();
-      case 12: return v.template operator()<HexOperator<D, O, 12>>();
-      default: return v.template operator()<HexOperator<D, O, 0>>();
-    }
+    if constexpr (D)
+      if (nodal && bound > 0) return by_bound.template operator()<D, O, true>();
+    return by_bound.template operator()<D, O, false>();
   };
   if (diffusion) return on_the_fly ? pick.template operator()<true, true>() : pick.template operator()<true, false>();
   return on_the_fly ? pick.template operator()<false, true>() : pick.template operator()<false, false>();
