@@ -100,28 +100,8 @@ void count_items(const Exec& exec, const Teams& t, View<int, 1> calls) {
   });
 }
 
-/// A body that keeps 24 doubles live across a loop (about 48 registers): with Cap > 0 it
-/// declares max_registers = Cap, with 0 it declares none.
-template <int Cap>
-struct ManySums {
-  static constexpr int max_registers = Cap;
-  View<double, 1> out;
-  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
-    if (!ctx.valid()) return;  // the last block's second item (no barrier in this body)
-    for (int x : ctx.threads_x(32)) {
-      double s[24];
-      for (int k = 0; k < 24; ++k) s[k] = x + k;
-      for (int it = 0; it < 8; ++it)
-        for (int k = 0; k < 24; ++k) s[k] = s[k] * 0.5 + s[(k + 1) % 24];
-      double t = 0;
-      for (int k = 0; k < 24; ++k) t += s[k] * (k + 1);
-      out(ctx.item() * 32 + x) = t;
-    }
-  }
-};
-
-/// ManySums for item i, thread x, on the host.
-double many_sums(int x) {
+/// 24 running sums kept live across a loop (about 48 registers), for thread x.
+TESSERA_HOST_DEVICE inline double many_sums(int x) {
   double s[24];
   for (int k = 0; k < 24; ++k) s[k] = x + k;
   for (int it = 0; it < 8; ++it)
@@ -130,6 +110,17 @@ double many_sums(int x) {
   for (int k = 0; k < 24; ++k) t += s[k] * (k + 1);
   return t;
 }
+
+/// many_sums per thread: with Cap > 0 the functor declares max_registers = Cap, with 0 none.
+template <int Cap>
+struct ManySums {
+  static constexpr int max_registers = Cap;
+  View<double, 1> out;
+  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
+    if (!ctx.valid()) return;  // the last block's second item (no barrier in this body)
+    for (int x : ctx.threads_x(32)) out(ctx.item() * 32 + x) = many_sums(x);
+  }
+};
 
 }  // namespace team_kernels
 
