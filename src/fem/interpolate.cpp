@@ -637,11 +637,12 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
   // run one after the other.
   const int bound = ia::operator_bound(geom_, nd1_, nq1_);
   const int per = th.x * th.y * th.z;
-  const int target = bound >= 10 ? 128 : bound == 8 ? 160 : 256;
-  int want = std::clamp(target / per, 1, 16);
+  int want = 1;
   if (exec_.on_device() && (bound == 4 || bound == 6) && per >= 8 && per < 32) {
-    want = 1;
     while (want < 16 && 5 * want * per < 4 * 32 * ((want * per + 31) / 32)) ++want;
+  } else {
+    const int target = bound >= 10 ? 128 : bound == 8 ? 160 : 256;
+    want = std::clamp(target / per, 1, 16);
   }
   if (opt_.use_tuning_cache) {
     if (auto e = tuning::lookup(tuning::device_key(exec_), operator_key(diffusion, on_the_fly, element))) {
