@@ -122,6 +122,31 @@ struct ManySums {
   }
 };
 
+/// An item region larger than shared memory (items_may_spill): item i fills its n doubles with
+/// v(i, k) = 1000 i + k + common(k % 32); after the barrier thread x sums the entries
+/// k = x + 1, x + 1 + tx, ... (written by its neighbour: the barrier and the region are shared
+/// by the item's threads) into out(i, x).
+struct SpillingSums {
+  static constexpr bool items_may_spill = true;
+  View<double, 2> out;
+  int n;
+  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
+    auto common = ctx.shared_common<double>(32);
+    auto buf = ctx.shared_item<double>(n);
+    for (int k : ctx.block_threads(32)) common(k) = 0.5 * k;
+    ctx.sync();
+    if (ctx.valid())
+      for (int k : ctx.item_threads(n)) buf(k) = 1000.0 * ctx.item() + k + common(k % 32);
+    ctx.sync();
+    if (ctx.valid())
+      for (int x : ctx.threads_x(static_cast<int>(out.extent(1)))) {
+        double s = 0;
+        for (int k = x + 1; k < n; k += static_cast<int>(out.extent(1))) s += buf(k);
+        out(ctx.item(), x) = s;
+      }
+  }
+};
+
 }  // namespace team_kernels
 
 namespace {
@@ -252,6 +277,40 @@ TEST_P(TeamTest, LargeCommonSharedMemory) {
     int wrong = 0;
     for (index_t i = 0; i < items; ++i) wrong += h[static_cast<std::size_t>(i)] != big_common_expected(i, ipb, n);
     EXPECT_EQ(wrong, 0) << "items_per_block " << ipb;
+  }
+}
+
+TEST_P(TeamTest, ItemRegionsOverSharedMemorySpillToDeviceMemory) {
+  // Per-item regions of ~1.1x the opt-in shared memory (CUDA; 240 KB on the CPU), two items of
+  // 512 threads per block: on the GPU the item regions go to device memory, and with 2000
+  // items the 1000 blocks outnumber the resident ones, so each block strides over several.
+  const std::size_t bytes = on_gpu() ? current_device().shared_per_block_optin * 11 / 10 : 240 * 1024;
+  const int n = static_cast<int>(bytes / sizeof(double)), tx = 512;
+  const index_t items = 2000;
+  Teams t;
+  t.items = items;
+  t.items_per_block = 2;
+  t.threads = {tx, 1, 1};
+  t.shared_common = SharedLayout().add<double>(32).bytes();
+  t.shared_per_item = SharedLayout().add<double>(n).bytes();
+  auto out = test::filled<double, 2>("out", {items, tx}, space(), test::kNaN);
+  launch("tests/team_spill", exec(), t, team_kernels::SpillingSums{out.view(), n});
+  const auto h = out.to_vector();
+  int wrong = 0;
+  for (index_t i = 0; i < items; ++i)
+    for (int x = 0; x < tx; ++x) {
+      double s = 0;  // the same sum in the same order: exact equality
+      for (int k = x + 1; k < n; k += tx) s += 1000.0 * static_cast<double>(i) + k + 0.5 * (k % 32);
+      wrong += h[static_cast<std::size_t>(i * tx + x)] != s;
+    }
+  EXPECT_EQ(wrong, 0);
+  if (on_gpu()) {
+    // the common region is not spilled: over the limit it still fails, naming the limit
+    t.shared_common = current_device().shared_per_block_optin + 16;
+    const std::string msg =
+        error_message([&] { launch("tests/team_spill", exec(), t, team_kernels::SpillingSums{out.view(), n}); });
+    EXPECT_CONTAINS(msg, std::to_string(current_device().shared_per_block_optin));
+    EXPECT_CONTAINS(msg, "common region");
   }
 }
 

@@ -22,6 +22,13 @@
 ///   (on the CPU the thread loops of one phase finish before the next phase starts);
 /// - an item reads only its own buffers and the block's common buffers.
 ///
+/// Item regions larger than shared memory: a functor that declares
+/// `static constexpr bool items_may_spill = true` is launched on the GPU with its item regions
+/// in device memory when they do not fit the block's shared memory (the common region stays
+/// shared). Its buffers then cost L1/L2 traffic instead of shared-memory traffic, so this is for
+/// the sizes no shared-memory layout can hold (the operators at the highest orders), not a
+/// default. Such a functor cannot also declare max_registers.
+///
 /// Shared-memory layout: the common region first, then one region per item; each region
 /// starts at a 128-byte boundary and each buffer carved from it at a 16-byte boundary
 /// (SharedLayout computes the same sizes). CUDA: dynamic shared memory, raised above the
@@ -109,13 +116,19 @@ inline std::size_t team_shared_bytes(const TeamParams& p) {
 /// What a team-launch body sees: its item, its thread, loops and shared memory.
 class TeamContext {
  public:
+  /// The common region at `arena`, the block's item regions after it.
   TESSERA_HOST_DEVICE TeamContext(const detail::TeamParams& p, unsigned char* arena, index_t block, int local_item,
                                   int x, int y, int z, int block_thread, int block_size)
+      : TeamContext(p, arena, arena + p.common_bytes, block, local_item, x, y, z, block_thread, block_size) {}
+  /// The common region at `common`, the block's item regions at `items` (elsewhere: a spilled
+  /// launch keeps them in device memory).
+  TESSERA_HOST_DEVICE TeamContext(const detail::TeamParams& p, unsigned char* common, unsigned char* items,
+                                  index_t block, int local_item, int x, int y, int z, int block_thread, int block_size)
       : p_(p), block_(block), local_(local_item), x_(x), y_(y), z_(z), block_thread_(block_thread),
         block_size_(block_size) {
     item_ = block * p.items_per_block + local_item;
-    common_ = arena;
-    item_mem_ = arena + p.common_bytes + static_cast<std::size_t>(local_item) * p.item_bytes;
+    common_ = common;
+    item_mem_ = items + static_cast<std::size_t>(local_item) * p.item_bytes;
   }
 
   /// Global index of this item; meaningful only when valid().

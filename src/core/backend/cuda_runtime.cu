@@ -36,15 +36,23 @@ void cuda_check_launch(const char* label) {
 void nvtx_push(const char* label) { nvtxRangePushA(label); }
 void nvtx_pop() { nvtxRangePop(); }
 
-void* cuda_scratch(std::size_t bytes) {
-  static void* ptr = nullptr;
-  static std::size_t cap = 0;
-  if (bytes > cap) {
-    if (ptr) TESSERA_CUDA_CHECK(cudaFree(ptr));
-    cap = (bytes + 4095) / 4096 * 4096;
-    TESSERA_CUDA_CHECK(cudaMalloc(&ptr, cap));
+void* cuda_scratch(std::size_t bytes, int slot) {
+  static void* ptr[2] = {nullptr, nullptr};
+  static std::size_t cap[2] = {0, 0};
+  TESSERA_REQUIRE(slot == 0 || slot == 1, "cuda_scratch: slot ", slot, " is not 0 or 1");
+  if (bytes > cap[slot]) {
+    if (ptr[slot]) TESSERA_CUDA_CHECK(cudaFree(ptr[slot]));  // waits for the kernels still using it
+    ptr[slot] = nullptr;
+    cap[slot] = 0;
+    const std::size_t want = (bytes + 4095) / 4096 * 4096;
+    const cudaError_t err = cudaMalloc(&ptr[slot], want);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      fail("device scratch buffer of ", want, " bytes: cudaMalloc failed (", cudaGetErrorString(err), ")");
+    }
+    cap[slot] = want;
   }
-  return ptr;
+  return ptr[slot];
 }
 
 namespace cuda_api {

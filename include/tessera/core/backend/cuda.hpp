@@ -9,6 +9,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cub/device/device_scan.cuh>
 
 #include "tessera/core/array.hpp"
@@ -26,8 +27,9 @@ void cuda_check_launch(const char* label);
 /// NVTX range around a launch.
 void nvtx_push(const char* label);
 void nvtx_pop();
-/// A device scratch buffer of at least `bytes`, reused between calls (default stream).
-void* cuda_scratch(std::size_t bytes);
+/// A device scratch buffer of at least `bytes`, reused between calls (default stream). Slot 0
+/// serves reductions and scans, slot 1 the item regions of spilled team launches.
+void* cuda_scratch(std::size_t bytes, int slot = 0);
 
 }  // namespace tessera::detail
 
@@ -77,25 +79,50 @@ void cuda_forall(const char* label, const Exec& exec, index_t n, const F& f) {
   cuda_check_launch(label);
 }
 
-template <class F>
-__device__ inline void team_body(const TeamParams& p, const F& f) {
-  extern __shared__ __align__(128) unsigned char tessera_team_smem[];
-  // A flat block, thread bt = x + tx * (y + ty * (z + tz * local)): the warp layout of a
-  // (tx, ty, tz * items) block, without blockDim.z's limit of 64 (2x3x4 threads x 32 items).
+/// This thread's place in a flat block: thread bt = x + tx * (y + ty * (z + tz * local)), the
+/// warp layout of a (tx, ty, tz * items) block without blockDim.z's limit of 64 (2x3x4 threads
+/// x 32 items).
+struct TeamThread {
+  int x, y, z, local, bt;
+};
+__device__ inline TeamThread team_thread(const TeamParams& p) {
   const int bt = static_cast<int>(threadIdx.x);
   int rest = bt / p.tx;
   const int x = bt - rest * p.tx;
   const int y = rest % p.ty;
   rest /= p.ty;
   const int z = rest % p.tz;
-  const int local = rest / p.tz;
-  TeamContext ctx(p, tessera_team_smem, blockIdx.x, local, x, y, z, bt, static_cast<int>(blockDim.x));
+  return {x, y, z, rest / p.tz, bt};
+}
+
+template <class F>
+__device__ inline void team_body(const TeamParams& p, const F& f) {
+  extern __shared__ __align__(128) unsigned char tessera_team_smem[];
+  const TeamThread t = team_thread(p);
+  TeamContext ctx(p, tessera_team_smem, blockIdx.x, t.local, t.x, t.y, t.z, t.bt, static_cast<int>(blockDim.x));
   f(ctx);
 }
 
 template <class F>
 __global__ void team_kernel(TeamParams p, F f) {
   team_body(p, f);
+}
+
+/// The team kernel of a launch whose item regions do not fit shared memory (a functor with
+/// items_may_spill): the common region stays in shared memory, the item regions of this block
+/// are `items` + blockIdx.x * items_per_block * item_bytes in device memory, and the block
+/// strides over the launch's `blocks` (the grid holds only as many blocks as can be resident,
+/// so the device memory is bounded by what runs at once and stays in L2 as far as it can).
+template <class F>
+__global__ void team_kernel_spilled(TeamParams p, F f, unsigned char* items, index_t blocks) {
+  extern __shared__ __align__(128) unsigned char tessera_team_smem[];
+  const TeamThread t = team_thread(p);
+  unsigned char* mine = items + static_cast<std::size_t>(blockIdx.x) * p.items_per_block * p.item_bytes;
+  for (index_t b = blockIdx.x; b < blocks; b += gridDim.x) {
+    TeamContext ctx(p, tessera_team_smem, mine, b, t.local, t.x, t.y, t.z, t.bt, static_cast<int>(blockDim.x));
+    f(ctx);
+    __syncthreads();  // the next block's item may overwrite what a slower thread still reads
+  }
 }
 
 /// The team kernel of a functor that declares `static constexpr int max_registers = N` (N > 0):
@@ -111,6 +138,13 @@ template <class F>
 constexpr int team_register_limit() {
   if constexpr (requires { F::max_registers; }) return F::max_registers;
   else return 0;
+}
+
+/// F::items_may_spill, or false.
+template <class F>
+constexpr bool team_items_may_spill() {
+  if constexpr (requires { F::items_may_spill; }) return F::items_may_spill;
+  else return false;
 }
 
 /// The team kernel that runs F.
@@ -136,10 +170,17 @@ int cuda_team_max_threads() {
   return attr.maxThreadsPerBlock;
 }
 
-template <class F>
-void cuda_team_launch(const char* label, const Teams& t, const F& f) {
-  static TeamKernelState state;  // per instantiation of this template, i.e. per kernel
-  const auto kernel = team_kernel_for<F>();
+inline void check_team_threads(const char* label, const Teams& t, long long threads, int max_threads,
+                               const DeviceInfo& dev) {
+  if (threads > max_threads)
+    fail("team launch '", label, "': ", threads, " threads per block (", t.threads.x, "x", t.threads.y, "x",
+         t.threads.z, " per item x ", t.items_per_block, " items) exceed this kernel's limit of ", max_threads, " on ",
+         dev.name, " (1024 at most; fewer when a kernel uses many registers); use fewer items per block");
+}
+
+/// Reads a kernel's attributes once and raises its dynamic shared-memory limit to `smem`.
+template <class K>
+void prepare_team_kernel(TeamKernelState& state, K kernel, std::size_t smem) {
   if (!state.init) {
     cudaFuncAttributes attr{};
     TESSERA_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
@@ -148,26 +189,57 @@ void cuda_team_launch(const char* label, const Teams& t, const F& f) {
     state.dynamic_limit = static_cast<std::size_t>(attr.maxDynamicSharedSizeBytes);
     state.init = true;
   }
-  const TeamParams p = make_team_params(t);
-  const long long threads = 1LL * t.threads.x * t.threads.y * t.threads.z * t.items_per_block;
-  const DeviceInfo& dev = current_device();
-  if (threads > state.max_threads)
-    fail("team launch '", label, "': ", threads, " threads per block (", t.threads.x, "x", t.threads.y, "x",
-         t.threads.z, " per item x ", t.items_per_block, " items) exceed this kernel's limit of ", state.max_threads,
-         " on ", dev.name, " (1024 at most; fewer when a kernel uses many registers); use fewer items per block");
-  const std::size_t smem = team_shared_bytes(p);
-  if (smem + state.static_smem > dev.shared_per_block_optin)
-    fail("team launch '", label, "': needs ", smem, " bytes of shared memory per block (", p.common_bytes,
-         " common + ", t.items_per_block, " items x ", p.item_bytes, "), over the device limit of ",
-         dev.shared_per_block_optin, " bytes (sharedMemPerBlockOptin of ", dev.name,
-         "); use fewer items per block or smaller buffers");
   if (smem > state.dynamic_limit) {
     TESSERA_CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
     state.dynamic_limit = smem;
   }
+}
+
+/// The launch of team_kernel_spilled: common region shared, item regions in device memory.
+template <class F>
+void cuda_team_launch_spilled(const char* label, const Teams& t, const TeamParams& p, const F& f, long long threads,
+                              index_t blocks) {
+  static_assert(team_register_limit<F>() == 0, "a functor with items_may_spill cannot also declare max_registers");
+  static TeamKernelState state;
+  const auto kernel = &team_kernel_spilled<F>;
+  const DeviceInfo& dev = current_device();
+  prepare_team_kernel(state, kernel, p.common_bytes);
+  check_team_threads(label, t, threads, state.max_threads, dev);
+  int per_sm = 0;
+  TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, static_cast<int>(threads),
+                                                                   p.common_bytes));
+  const index_t grid = std::min<index_t>(blocks, static_cast<index_t>(std::max(per_sm, 1)) * dev.sm_count);
+  auto* items = static_cast<unsigned char*>(
+      cuda_scratch(static_cast<std::size_t>(grid) * p.items_per_block * p.item_bytes, 1));
+  CudaLaunchScope scope(label);
+  kernel<<<static_cast<unsigned>(grid), static_cast<unsigned>(threads), p.common_bytes>>>(p, f, items, blocks);
+  cuda_check_launch(label);
+}
+
+template <class F>
+void cuda_team_launch(const char* label, const Teams& t, const F& f) {
+  static TeamKernelState state;  // per instantiation of this template, i.e. per kernel
+  const auto kernel = team_kernel_for<F>();
+  const TeamParams p = make_team_params(t);
+  const long long threads = 1LL * t.threads.x * t.threads.y * t.threads.z * t.items_per_block;
+  const DeviceInfo& dev = current_device();
+  const std::size_t smem = team_shared_bytes(p);
   const index_t blocks = (t.items + t.items_per_block - 1) / t.items_per_block;
   TESSERA_REQUIRE(blocks <= 0x7fffffff, "team launch '", label, "': ", blocks, " blocks exceed the grid limit");
+  prepare_team_kernel(state, kernel, 0);
+  if (smem + state.static_smem > dev.shared_per_block_optin) {
+    if constexpr (team_items_may_spill<F>())
+      if (p.common_bytes + state.static_smem <= dev.shared_per_block_optin)
+        return cuda_team_launch_spilled(label, t, p, f, threads, blocks);
+    fail("team launch '", label, "': needs ", smem, " bytes of shared memory per block (", p.common_bytes,
+         " common + ", t.items_per_block, " items x ", p.item_bytes, "), over the device limit of ",
+         dev.shared_per_block_optin, " bytes (sharedMemPerBlockOptin of ", dev.name, "); use fewer items per block or smaller buffers",
+         team_items_may_spill<F>() ? " (the item regions may go to device memory, but the common region alone is over)"
+                                   : "");
+  }
+  check_team_threads(label, t, threads, state.max_threads, dev);
+  prepare_team_kernel(state, kernel, smem);
   CudaLaunchScope scope(label);
   kernel<<<static_cast<unsigned>(blocks), static_cast<unsigned>(threads), smem>>>(p, f);
   cuda_check_launch(label);
