@@ -9,14 +9,18 @@
 namespace tessera::fem::interp_detail {
 
 // Named functors (not lambdas) so that the thread limit of each kernel can be queried.
+// The run-time-size kernels (QuadOperator, HexOperator<..., 0>) may keep their element
+// buffers in device memory where shared memory cannot hold them (operator_may_spill).
 template <bool Diffusion, bool OnTheFly>
 struct QuadOperator {
+  static constexpr bool items_may_spill = true;
   Args a;
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { quad_operator<Diffusion, OnTheFly>(ctx, a); }
 };
 template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal = false>
 struct HexOperator {
   static constexpr int max_registers = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::max_registers;
+  static constexpr bool items_may_spill = MaxN == 0;
   Args a;
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
     hex_operator<Diffusion, OnTheFly, MaxN, Nodal>(ctx, a);

@@ -695,6 +695,11 @@ TESSERA_INTERP_UNROLL
 /// bounded variants run one thread per (qy, qx) point column (threads z = 1), with their own
 /// shared-memory layout (Interpolator::operator_shape mirrors it).
 int operator_bound(Geometry g, int nd1, int nq1);
+/// True when the kernel that serves these sizes is a run-time-size one (quadrilaterals, and
+/// hexahedra past the bounds), whose element buffers go to device memory when they do not fit
+/// the block's shared memory (items_may_spill, core/team.hpp): p = 13..16 diffusion and p = 16
+/// mass on the GPU.
+inline bool operator_may_spill(Geometry g, int nd1, int nq1) { return operator_bound(g, nd1, nq1) == 0; }
 /// Launches the fused operator of geometry g (quadrilateral or hexahedron); a.on_the_fly
 /// selects the geometry source.
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a);

@@ -259,6 +259,64 @@ TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
       }
 }
 
+TEST_P(OperatorTest, HighestOrdersIntegrateExactlyAndMatchTheSerialBackend) {
+  // p = 13 and 16 on hexahedra take the run-time-size kernel; on the GPU its element buffers
+  // (diffusion from p = 13, mass at p = 16) are over a block's shared memory and live in device
+  // memory (items_may_spill). A host-assembled reference costs nd^2 nq per element here (4913^2
+  // x 5832 at p = 16), so the checks are exact integrals and the serial backend instead:
+  // - the mesh tiles the unit cube (interior vertex perturbed, faces shared), so with
+  //   trilinear geometry and exact quadrature 1^T M 1 = 1 and, for the nodal interpolant of
+  //   the linear u = x (exact in Q_p), u^T A u = int |grad x|^2 = 1; A 1 = 0;
+  // - on the other backends A x equals the serial backend's for random x.
+  // Roundoff: sums of ~10^4-10^5 terms of size ~1: 1e-11 relative.
+  const Mesh mesh = generate_mesh("box:hex:2x2x2:perturb=0.2");
+  for (int p : {13, 16}) {
+    const H1Space space(mesh, p, 1);
+    const H1Basis basis(Geometry::Hexahedron, p);
+    const std::size_t n = std::size_t(space.num_dofs());
+    std::vector<double> ux(n, 0.0), ones(n, 1.0);
+    for (index_t e = 0; e < mesh.num_elements(); ++e) {
+      const auto nodes = space.element_nodes(e);
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const double xi[3] = {basis.nodes()(int(i), 0), basis.nodes()(int(i), 1), basis.nodes()(int(i), 2)};
+        ux[std::size_t(nodes[i])] = mesh.map(e, std::span<const double>(xi, 3))[0];
+      }
+    }
+    const auto xr = random_vector(n, 11);
+    for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion})
+      for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
+        SCOPED_TRACE(std::string(name(kind)) + " p=" + std::to_string(p) + " " + name(gs));
+        OperatorOptions opt;
+        opt.geometry = gs;
+        const H1Operator A(space, kind, exec(), opt);
+        const auto apply = [&](const H1Operator& op, const Exec& ex, const std::vector<double>& xh) {
+          auto x = Array<double, 1>::from("x", std::span<const double>(xh), ex.space());
+          Array<double, 1> y("y", {space.num_dofs()}, ex.space());
+          y.fill(std::nan(""));
+          op.apply(x.cview(), y.view());
+          return to_vector(y);
+        };
+        const auto dot_h = [](const std::vector<double>& a, const std::vector<double>& b) {
+          double s = 0;
+          for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+          return s;
+        };
+        if (kind == OperatorKind::Mass) {
+          EXPECT_NEAR(dot_h(ones, apply(A, exec(), ones)), 1.0, 1e-11) << "1^T M 1, the volume";
+        } else {
+          EXPECT_NEAR(dot_h(ux, apply(A, exec(), ux)), 1.0, 1e-11) << "u^T A u for u = x";
+          EXPECT_LT(max_abs(apply(A, exec(), ones)), 1e-11) << "A 1";
+        }
+        const auto y = apply(A, exec(), xr);
+        if (exec().backend == Backend::Serial) continue;
+        const H1Operator S(space, kind, Exec::serial(), opt);
+        const auto ys = apply(S, Exec::serial(), xr);
+        const double tol = 1e-11 * std::max(1.0, max_abs(ys));
+        for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], ys[i], tol) << "row " << i;
+      }
+  }
+}
+
 TEST_P(OperatorTest, RejectsGaussLobattoCollocatedMass) {
   const Mesh mesh = generate_mesh("box:hex:2x2x1");
   const H1Space space(mesh, 3, 1);
