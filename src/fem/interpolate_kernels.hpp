@@ -196,12 +196,16 @@ TESSERA_INTERP_UNROLL
 // global to shared memory (cp.async on sm_80 and newer) into two buffers. At low order the
 // kernels are latency-bound; this keeps a gather in flight during the contractions.
 
-/// dst = *src, asynchronously on the GPU (complete after async_wait), at once on the CPU.
+/// dst = *src for dst in ctx's item region: asynchronously on the GPU (complete after
+/// async_wait) when that region is in shared memory, at once otherwise (the CPU, and a launch
+/// whose item regions went to device memory: cp.async writes shared memory only).
 template <class T>
-TESSERA_HOST_DEVICE inline void copy_async(T* dst, const T* src) {
+TESSERA_HOST_DEVICE inline void copy_async(const TeamContext& ctx, T* dst, const T* src) {
 #if defined(TESSERA_DEVICE_CODE) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  __pipeline_memcpy_async(dst, src, sizeof(T));
+  if (ctx.items_in_shared_memory()) __pipeline_memcpy_async(dst, src, sizeof(T));
+  else *dst = *src;
 #else
+  (void)ctx;
   *dst = *src;
 #endif
 }
@@ -238,10 +242,10 @@ TESSERA_HOST_DEVICE inline ItemElements item_elements(const TeamContext& ctx, co
 TESSERA_HOST_DEVICE inline void load_item_maps(TeamContext& ctx, const Args& a, const ItemElements& it,
                                                View<int, 1> idxs, View<double, 1> Xs) {
   if (a.idx)
-    for (int n : ctx.item_threads(it.count * a.nd)) copy_async(&idxs[n], &a.idx[it.first * a.nd + n]);
+    for (int n : ctx.item_threads(it.count * a.nd)) copy_async(ctx, &idxs[n], &a.idx[it.first * a.nd + n]);
   if (Xs.size() > 0) {
     const int nx = a.nv * a.sdim;
-    for (int n : ctx.item_threads(it.count * nx)) copy_async(&Xs[n], &a.X[it.first * nx + n]);
+    for (int n : ctx.item_threads(it.count * nx)) copy_async(ctx, &Xs[n], &a.X[it.first * nx + n]);
   }
   async_commit();
   async_wait(false);
@@ -274,10 +278,10 @@ TESSERA_HOST_DEVICE void pipelined_steps(TeamContext& ctx, const Args& a, View<i
     const int k = st / a.comps, c = st - k * a.comps;
     if (k < it.count) {
       if (a.idx)
-        for (int n : ctx.item_threads(nd)) copy_async(&ub[(st & 1) * nd + n], &a.u[c * a.nn + idxs[k * nd + n]]);
+        for (int n : ctx.item_threads(nd)) copy_async(ctx, &ub[(st & 1) * nd + n], &a.u[c * a.nn + idxs[k * nd + n]]);
       else  // element-level input: an E-vector (ne, comps, nd)
         for (int n : ctx.item_threads(nd))
-          copy_async(&ub[(st & 1) * nd + n], &a.u[((it.first + k) * a.comps + c) * nd + n]);
+          copy_async(ctx, &ub[(st & 1) * nd + n], &a.u[((it.first + k) * a.comps + c) * nd + n]);
     }
     async_commit();
   };
@@ -633,7 +637,7 @@ TESSERA_HOST_DEVICE void simplex_forward(TeamContext& ctx, const Args& a) {
     if (st < it.count)
       for (int n : ctx.item_threads(nd)) {
         const index_t gi = idxs[st * nd + n];
-        for (int c = 0; c < a.comps; ++c) copy_async(&ub[(st & 1) * nu + c * nd + n], &a.u[c * a.nn + gi]);
+        for (int c = 0; c < a.comps; ++c) copy_async(ctx, &ub[(st & 1) * nu + c * nd + n], &a.u[c * a.nn + gi]);
       }
     async_commit();
   };

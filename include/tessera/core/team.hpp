@@ -119,13 +119,14 @@ class TeamContext {
   /// The common region at `arena`, the block's item regions after it.
   TESSERA_HOST_DEVICE TeamContext(const detail::TeamParams& p, unsigned char* arena, index_t block, int local_item,
                                   int x, int y, int z, int block_thread, int block_size)
-      : TeamContext(p, arena, arena + p.common_bytes, block, local_item, x, y, z, block_thread, block_size) {}
-  /// The common region at `common`, the block's item regions at `items` (elsewhere: a spilled
-  /// launch keeps them in device memory).
+      : TeamContext(p, arena, arena + p.common_bytes, true, block, local_item, x, y, z, block_thread, block_size) {}
+  /// The common region at `common`, the block's item regions at `items`: in shared memory
+  /// (`items_shared`) or, in a spilled launch, in device memory.
   TESSERA_HOST_DEVICE TeamContext(const detail::TeamParams& p, unsigned char* common, unsigned char* items,
-                                  index_t block, int local_item, int x, int y, int z, int block_thread, int block_size)
+                                  bool items_shared, index_t block, int local_item, int x, int y, int z,
+                                  int block_thread, int block_size)
       : p_(p), block_(block), local_(local_item), x_(x), y_(y), z_(z), block_thread_(block_thread),
-        block_size_(block_size) {
+        block_size_(block_size), items_shared_(items_shared) {
     item_ = block * p.items_per_block + local_item;
     common_ = common;
     item_mem_ = items + static_cast<std::size_t>(local_item) * p.item_bytes;
@@ -169,6 +170,16 @@ class TeamContext {
   TESSERA_HOST_DEVICE void sync() const {
 #if defined(TESSERA_DEVICE_CODE)
     __syncthreads();
+#endif
+  }
+
+  /// Whether the item regions are in shared memory (false in a spilled launch, and for the CPU's
+  /// arena): shared-memory-only operations such as cp.async must check it.
+  TESSERA_HOST_DEVICE bool items_in_shared_memory() const {
+#if defined(TESSERA_DEVICE_CODE)
+    return items_shared_;
+#else
+    return false;
 #endif
   }
 
@@ -227,6 +238,7 @@ class TeamContext {
   unsigned char* common_;
   unsigned char* item_mem_;
   std::size_t common_off_ = 0, item_off_ = 0;
+  bool items_shared_ = true;
 };
 
 }  // namespace tessera

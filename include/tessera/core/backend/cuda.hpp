@@ -119,7 +119,7 @@ __global__ void team_kernel_spilled(TeamParams p, F f, unsigned char* items, ind
   const TeamThread t = team_thread(p);
   unsigned char* mine = items + static_cast<std::size_t>(blockIdx.x) * p.items_per_block * p.item_bytes;
   for (index_t b = blockIdx.x; b < blocks; b += gridDim.x) {
-    TeamContext ctx(p, tessera_team_smem, mine, b, t.local, t.x, t.y, t.z, t.bt, static_cast<int>(blockDim.x));
+    TeamContext ctx(p, tessera_team_smem, mine, false, b, t.local, t.x, t.y, t.z, t.bt, static_cast<int>(blockDim.x));
     f(ctx);
     __syncthreads();  // the next block's item may overwrite what a slower thread still reads
   }
