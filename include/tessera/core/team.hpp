@@ -119,7 +119,12 @@ class TeamContext {
   /// The common region at `arena`, the block's item regions after it.
   TESSERA_HOST_DEVICE TeamContext(const detail::TeamParams& p, unsigned char* arena, index_t block, int local_item,
                                   int x, int y, int z, int block_thread, int block_size)
-      : TeamContext(p, arena, arena + p.common_bytes, true, block, local_item, x, y, z, block_thread, block_size) {}
+      : p_(p), block_(block), local_(local_item), x_(x), y_(y), z_(z), block_thread_(block_thread),
+        block_size_(block_size) {
+    item_ = block * p.items_per_block + local_item;
+    common_ = arena;
+    item_mem_ = arena + p.common_bytes + static_cast<std::size_t>(local_item) * p.item_bytes;
+  }
   /// The common region at `common`, the block's item regions at `items`: in shared memory
   /// (`items_shared`) or, in a spilled launch, in device memory.
   TESSERA_HOST_DEVICE TeamContext(const detail::TeamParams& p, unsigned char* common, unsigned char* items,
