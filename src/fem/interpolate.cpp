@@ -570,15 +570,17 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* 
   const int nx = on_the_fly ? k * nv_ * sdim_ : 0;
   const bool bounded = ia::operator_bound(geom_, n1, m1) > 0;  // one thread per point column
   const bool split = D && !bounded, colloc = D && bounded;      // as in hex_operator
+  const bool nodal = colloc && nodal_points_;                   // the points-at-the-nodes instances
+  const int ub = ia::gather_buffers(k, comps_) * nd_;
   SharedLayout c, it;  // the order of the carving in operator_kernels.hpp
   if (dim_ == 2) {
     c.add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0).add<double>(m1);
-    it.add<int>(k * nd_).add<double>(2 * nd_).add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0)
+    it.add<int>(k * nd_).add<double>(ub).add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0)
         .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(nx).add<double>(on_the_fly ? 4 * 2 : 0);
   } else {
     c.add<double>(n1 * m1).add<double>(split ? n1 * m1 : 0).add<double>(m1).add<double>(colloc ? m1 * m1 : 0);
-    it.add<int>(k * nd_).add<double>(2 * nd_).add<double>(colloc ? 3 * nq_ : n1 * n1 * m1)
-        .add<double>(split ? n1 * n1 * m1 : 0).add<double>(colloc ? nq_ : n1 * m1 * m1)
+    it.add<int>(k * nd_).add<double>(ub).add<double>(colloc ? 3 * nq_ : n1 * n1 * m1)
+        .add<double>(split ? n1 * n1 * m1 : 0).add<double>(colloc ? (nodal ? 0 : nq_) : n1 * m1 * m1)
         .add<double>(split ? n1 * m1 * m1 : 0).add<double>(split ? n1 * m1 * m1 : 0)
         .add<double>(bounded ? 0 : nq_).add<double>(split ? nq_ : 0).add<double>(split ? nq_ : 0).add<double>(nx)
         .add<double>(on_the_fly ? 8 * 3 : 0);

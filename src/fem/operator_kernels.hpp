@@ -109,6 +109,13 @@ TESSERA_HOST_DEVICE inline void store_result(const Args& a, const int* idxs, ind
   else a.y_out[(e * a.comps + c) * a.nd + i] = s;
 }
 
+/// Buffers of an item's gathered nodal values: two (the next step's gather in flight while this
+/// one is computed; pipelined_steps) when the item walks several (element, component) steps,
+/// one when it has a single step: a second buffer would never be read and costs an element's
+/// nodal values of shared memory (at p = 9, 10 the difference between 2 and 3 blocks per SM for
+/// diffusion). Interpolator::operator_shape sizes the layout with the same rule.
+TESSERA_HOST_DEVICE constexpr int gather_buffers(int chunk, int comps) { return chunk * comps > 1 ? 2 : 1; }
+
 /// Quadrilaterals: Diffusion selects the operator (else mass); OnTheFly computes the point
 /// factors from the vertices instead of reading them.
 template <bool Diffusion, bool OnTheFly>
@@ -118,7 +125,7 @@ TESSERA_HOST_DEVICE void quad_operator(TeamContext& ctx, const Args& a) {
   auto G = ctx.shared_common<double>(Diffusion ? n1 * m1 : 0);
   auto xq = ctx.shared_common<double>(m1);
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
-  auto ub = ctx.shared_item<double>(2 * nd);
+  auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * nd);
   auto A = ctx.shared_item<double>(n1 * m1);   // forward x stage; reused by the transposed y stage
   auto Ag = ctx.shared_item<double>(Diffusion ? n1 * m1 : 0);
   auto P0 = ctx.shared_item<double>(nq);       // point data: value or d/dxi_0
@@ -460,12 +467,13 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   auto xq = ctx.shared_common<double>(m1);
   auto Dq = ctx.shared_common<double>(Colloc ? m1 * m1 : 0);
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
-  auto ub = ctx.shared_item<double>(2 * nd);
+  auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * nd);
   // x stage, reused by the transposed y stage; Colloc: also the point data P (3, nq) between
   auto A = ctx.shared_item<double>(Colloc ? 3 * nq : n1 * n1 * m1);
   auto Ag = ctx.shared_item<double>(Split ? n1 * n1 * m1 : 0);
-  // y stage, reused by the transposed z stage; Colloc: the point values Vs (nq) before
-  auto C0 = ctx.shared_item<double>(Colloc ? nq : n1 * m1 * m1);
+  // y stage, reused by the transposed z stage; Colloc: the point values Vs (nq) before (not
+  // with the points at the nodes: u holds them)
+  auto C0 = ctx.shared_item<double>(Colloc ? (Nodal ? 0 : nq) : n1 * m1 * m1);
   auto C1 = ctx.shared_item<double>(Split ? n1 * m1 * m1 : 0);
   auto C2 = ctx.shared_item<double>(Split ? n1 * m1 * m1 : 0);
   auto P0 = ctx.shared_item<double>(MaxN == 0 ? nq : 0);  // point data of the run-time variant
