@@ -705,8 +705,8 @@ TESSERA_INTERP_UNROLL
 int operator_bound(Geometry g, int nd1, int nq1);
 /// True when the kernel that serves these sizes is a run-time-size one (quadrilaterals, and
 /// hexahedra past the bounds), whose element buffers go to device memory when they do not fit
-/// the block's shared memory (items_may_spill, core/team.hpp): p = 13..16 diffusion and p = 16
-/// mass on the GPU.
+/// the block's shared memory (items_may_spill, core/team.hpp): diffusion from p = 13 (q = p + 2)
+/// and p = 14 (Gauss-Lobatto) on the GPU.
 inline bool operator_may_spill(Geometry g, int nd1, int nq1) { return operator_bound(g, nd1, nq1) == 0; }
 /// Launches the fused operator of geometry g (quadrilateral or hexahedron); a.on_the_fly
 /// selects the geometry source.

@@ -261,7 +261,7 @@ TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
 
 TEST_P(OperatorTest, HighestOrdersIntegrateExactlyAndMatchTheSerialBackend) {
   // p = 13 and 16 on hexahedra take the run-time-size kernel; on the GPU its element buffers
-  // (diffusion from p = 13, mass at p = 16) are over a block's shared memory and live in device
+  // (diffusion with q = p + 2 from p = 13) are over a block's shared memory and live in device
   // memory (items_may_spill). A host-assembled reference costs nd^2 nq per element here (4913^2
   // x 5832 at p = 16), so the checks are exact integrals and the serial backend instead:
   // - the mesh tiles the unit cube (interior vertex perturbed, faces shared), so with
