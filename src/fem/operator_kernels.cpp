@@ -43,7 +43,7 @@ int operator_bound(Geometry g, int nd1, int nq1) {
   const int forced = forced_bound();
   if (forced == 0) return 0;
   const int n = std::max({nd1, nq1, forced});
-  for (int b : {4, 6, 8, 10, 12})
+  for (int b : {4, 6, 8, 10, 12, 14})
     if (n <= b) return b;
   return 0;
 }
@@ -54,7 +54,7 @@ template <class Visit>
 auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal,
                           const Visit& v) {
   const int bound = operator_bound(g, nd1, nq1);
-  // the buckets: p <= 2, 4, 6, 8, 10 with q = p + 2; bound 0: the run-time-size kernel
+  // the buckets: p <= 2, 4, 6, 8, 10, 12 with q = p + 2; bound 0: the run-time-size kernel
   const auto by_bound = [&]<bool D, bool O, bool Nodal>() {
     switch (bound) {
       case 4: return v.template operator()<HexOperator<D, O, 4, Nodal>>();
@@ -62,6 +62,7 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
       case 8: return v.template operator()<HexOperator<D, O, 8, Nodal>>();
       case 10: return v.template operator()<HexOperator<D, O, 10, Nodal>>();
       case 12: return v.template operator()<HexOperator<D, O, 12, Nodal>>();
+      case 14: return v.template operator()<HexOperator<D, O, 14, Nodal>>();
       default: return v.template operator()<HexOperator<D, O, 0>>();
     }
   };

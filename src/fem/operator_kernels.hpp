@@ -442,7 +442,7 @@ struct HexPolicy {
   static constexpr Fetch d_fetch = Nodal || MaxN != 4 ? Fetch::Ahead : Fetch::InLoop;
   static constexpr bool capped =
       OnTheFly ? (Diffusion ? (Nodal ? MaxN == 6 : MaxN >= 8) : (MaxN == 4 || MaxN >= 10))
-               : Diffusion && MaxN >= 8 && !(Nodal && MaxN == 12);
+               : Diffusion && MaxN >= 8 && !(Nodal && MaxN >= 12);
   static constexpr int max_registers = capped ? 128 : !OnTheFly && !Diffusion && MaxN == 10 ? 96 : 0;
 };
 
@@ -697,7 +697,7 @@ TESSERA_INTERP_UNROLL
 }
 
 /// The compile-time bound on the nodes and points per direction of the hexahedron operator
-/// variant that serves these sizes (4, 6, 8 or 10), or 0 for the run-time-size variant (larger
+/// variant that serves these sizes (4, 6, 8, 10, 12 or 14), or 0 for the run-time-size variant (larger
 /// sizes and quadrilaterals). For comparisons, TESSERA_OPERATOR_BOUND=0 forces the run-time
 /// variant and TESSERA_OPERATOR_BOUND=b the smallest bound of at least b that fits. The
 /// bounded variants run one thread per (qy, qx) point column (threads z = 1), with their own
