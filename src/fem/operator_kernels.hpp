@@ -435,14 +435,17 @@ TESSERA_INTERP_UNROLL
 ///   (+4-44%), diffusion at bounds 8-12 (+4-39%, one case -2%) and the points-at-the-nodes
 ///   bound 6 (+21-27%; at bounds 8-12 it lost 8-14%). Stored mass at bound 10 capped at 96
 ///   gained 4-5% (BP1 p = 7, 8); tighter caps elsewhere (mass 48-112, diffusion at bounds 4
-///   and 6 64-112) lost up to 28%.
+///   and 6 64-112) lost up to 28%. Gauss diffusion at bound 14 (p = 11, 12) stays uncapped:
+///   capped at 128 it spilled 430-440 bytes and ran stored BP3 0.66-0.92x and on-the-fly
+///   p = 12 0.75x of uncapped (on the fly p = 11 1.20x); uncapped it is never slower than the
+///   run-time-size kernel it replaces.
 template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal>
 struct HexPolicy {
   static constexpr Fetch w_fetch = MaxN == 8 ? Fetch::InLoop : Fetch::Column;
   static constexpr Fetch d_fetch = Nodal || MaxN != 4 ? Fetch::Ahead : Fetch::InLoop;
   static constexpr bool capped =
-      OnTheFly ? (Diffusion ? (Nodal ? MaxN == 6 : MaxN >= 8) : (MaxN == 4 || MaxN >= 10))
-               : Diffusion && MaxN >= 8 && !(Nodal && MaxN >= 12);
+      OnTheFly ? (Diffusion ? (Nodal ? MaxN == 6 : MaxN >= 8 && MaxN != 14) : (MaxN == 4 || MaxN >= 10))
+               : Diffusion && MaxN >= 8 && MaxN != 14 && !(Nodal && MaxN >= 12);
   static constexpr int max_registers = capped ? 128 : !OnTheFly && !Diffusion && MaxN == 10 ? 96 : 0;
 };
 
