@@ -552,7 +552,7 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
   const Dim3 th = operator_shape(diffusion, a.on_the_fly, &item, &common);
   // the run-time-size kernels' element buffers go to device memory when they do not fit
   // (items_may_spill in operator_kernels.cpp); the bounded ones must fit
-  if (exec_.on_device() && !ia::operator_may_spill(geom_, nd1_, nq1_)) {
+  if (exec_.on_device() && !ia::operator_may_spill(geom_, diffusion, a.on_the_fly, nd1_, nq1_, nodal_points_)) {
     const std::size_t limit = current_device().shared_per_block_optin;
     const std::size_t need = operator_shared_bytes(diffusion, a.on_the_fly, epb);
     if (need > limit)
@@ -659,11 +659,7 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
     want = m;
     src += ", reduced to fit";
   }
-  if (exec_.on_device() && !ia::operator_may_spill(geom_, nd1_, nq1_) &&
-      operator_shared_bytes(diffusion, on_the_fly, 1) > current_device().shared_per_block_optin)
-    fail("fem::Interpolator::apply_operator (", name(geom_), ", p = ", p_, ", ", nq_, " points): one element needs ",
-         operator_shared_bytes(diffusion, on_the_fly, 1), " bytes of shared memory, over the limit of ",
-         current_device().shared_per_block_optin, " bytes");
+  // (whether one element fits is run_operator's check, where the launch happens)
   op_epb_[slot] = want;
   op_epb_source_[slot] = src;
   if (source) *source = src;

@@ -85,6 +85,11 @@ void launch_operator(const char* label, const Exec& exec, const Teams& t, Geomet
   });
 }
 
+bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points) {
+  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points,
+                              []<class K>() { return detail::team_items_may_spill<K>(); });
+}
+
 int operator_max_threads(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                          bool nodal_points) {
   return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points,

@@ -706,11 +706,11 @@ TESSERA_INTERP_UNROLL
 /// bounded variants run one thread per (qy, qx) point column (threads z = 1), with their own
 /// shared-memory layout (Interpolator::operator_shape mirrors it).
 int operator_bound(Geometry g, int nd1, int nq1);
-/// True when the kernel that serves these sizes is a run-time-size one (quadrilaterals, and
-/// hexahedra past the bounds), whose element buffers go to device memory when they do not fit
-/// the block's shared memory (items_may_spill, core/team.hpp): diffusion from p = 13 (q = p + 2)
-/// and p = 14 (Gauss-Lobatto) on the GPU.
-inline bool operator_may_spill(Geometry g, int nd1, int nq1) { return operator_bound(g, nd1, nq1) == 0; }
+/// Whether the kernel that launch_operator picks for these sizes declares items_may_spill
+/// (core/team.hpp): its element buffers then go to device memory when they do not fit the
+/// block's shared memory (the run-time-size kernels: diffusion from p = 13 with q = p + 2 and
+/// from p = 14 with Gauss-Lobatto points, on the GPU).
+bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points);
 /// Launches the fused operator of geometry g (quadrilateral or hexahedron); a.on_the_fly
 /// selects the geometry source.
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a);

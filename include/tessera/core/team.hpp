@@ -109,6 +109,20 @@ inline std::size_t team_shared_bytes(const TeamParams& p) {
   return p.common_bytes + static_cast<std::size_t>(p.items_per_block) * p.item_bytes;
 }
 
+/// F::max_registers, or 0 (no limit of its own).
+template <class F>
+constexpr int team_register_limit() {
+  if constexpr (requires { F::max_registers; }) return F::max_registers;
+  else return 0;
+}
+
+/// F::items_may_spill, or false.
+template <class F>
+constexpr bool team_items_may_spill() {
+  if constexpr (requires { F::items_may_spill; }) return F::items_may_spill;
+  else return false;
+}
+
 /// Host side of a shared-memory request over the launch's size (throws tessera::Error).
 [[noreturn]] void shared_overflow_host(bool common, std::size_t requested, std::size_t capacity);
 }  // namespace detail

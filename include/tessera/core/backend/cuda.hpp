@@ -133,20 +133,6 @@ __global__ void __maxnreg__(N) team_kernel_limited(TeamParams p, F f) {
   team_body(p, f);
 }
 
-/// F::max_registers, or 0 (no limit of its own).
-template <class F>
-constexpr int team_register_limit() {
-  if constexpr (requires { F::max_registers; }) return F::max_registers;
-  else return 0;
-}
-
-/// F::items_may_spill, or false.
-template <class F>
-constexpr bool team_items_may_spill() {
-  if constexpr (requires { F::items_may_spill; }) return F::items_may_spill;
-  else return false;
-}
-
 /// The team kernel that runs F.
 template <class F>
 constexpr auto team_kernel_for() {
@@ -160,6 +146,10 @@ struct TeamKernelState {
   int max_threads = 0;
   std::size_t static_smem = 0;
   std::size_t dynamic_limit = 48 * 1024;
+  // spilled launches: resident blocks per SM for the last (threads, shared bytes) asked
+  long long occupancy_threads = -1;
+  std::size_t occupancy_smem = 0;
+  int blocks_per_sm = 0;
 };
 
 /// The most threads per block the team kernel of F can launch with (its registers decide).
@@ -206,10 +196,13 @@ void cuda_team_launch_spilled(const char* label, const Teams& t, const TeamParam
   const DeviceInfo& dev = current_device();
   prepare_team_kernel(state, kernel, p.common_bytes);
   check_team_threads(label, t, threads, state.max_threads, dev);
-  int per_sm = 0;
-  TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, static_cast<int>(threads),
-                                                                   p.common_bytes));
-  const index_t grid = std::min<index_t>(blocks, static_cast<index_t>(std::max(per_sm, 1)) * dev.sm_count);
+  if (threads != state.occupancy_threads || p.common_bytes != state.occupancy_smem) {  // not at every apply
+    TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&state.blocks_per_sm, kernel,
+                                                                     static_cast<int>(threads), p.common_bytes));
+    state.occupancy_threads = threads;
+    state.occupancy_smem = p.common_bytes;
+  }
+  const index_t grid = std::min<index_t>(blocks, static_cast<index_t>(std::max(state.blocks_per_sm, 1)) * dev.sm_count);
   auto* items = static_cast<unsigned char*>(
       cuda_scratch(static_cast<std::size_t>(grid) * p.items_per_block * p.item_bytes, 1));
   CudaLaunchScope scope(label);
