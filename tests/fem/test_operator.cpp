@@ -41,10 +41,9 @@ double inverse(int dim, const std::array<std::array<double, 3>, 3>& J, double Ji
   return std::abs(det);
 }
 
-/// y = K x with K assembled element by element on the host by quadrature (independent of the
-/// kernels: mesh Jacobians, H1Basis tables, dense element matrices).
-/// y = A x and A's diagonal by quadrature on the host. With `matrix` (the default) each element
-/// matrix K is assembled (nd^2 nq work) and applied; without, K x is summed point by point as
+/// y = A x and A's diagonal by quadrature on the host, independent of the kernels (mesh
+/// Jacobians, H1Basis tables). With `matrix` (the default) each element matrix K is assembled
+/// (nd^2 nq work) and applied; without, K x is summed point by point as
 /// B_q^T (w D) (B_q x), the same quadrature in nd nq work, for the high orders where forming K
 /// would dominate the test's time (p = 10: 1331^2 x 1728 products per element).
 std::vector<double> assembled_apply(const H1Space& space, OperatorKind kind, int degree, const std::vector<double>& x,
