@@ -578,9 +578,11 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* 
     it.add<int>(k * nd_).add<double>(ub).add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0)
         .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(nx).add<double>(on_the_fly ? 4 * 2 : 0);
   } else {
-    c.add<double>(n1 * m1).add<double>(split ? n1 * m1 : 0).add<double>(m1).add<double>(colloc ? m1 * m1 : 0);
-    it.add<int>(k * nd_).add<double>(ub).add<double>(colloc ? 3 * nq_ : n1 * n1 * m1)
-        .add<double>(split ? n1 * n1 * m1 : 0).add<double>(colloc ? (nodal ? 0 : nq_) : n1 * m1 * m1)
+    const int S = ia::operator_row_length(geom_, diffusion, on_the_fly, n1, m1, nodal_points_);
+    const int np = m1 * m1 * S;
+    c.add<double>(n1 * S).add<double>(split ? n1 * m1 : 0).add<double>(m1).add<double>(colloc ? m1 * S : 0);
+    it.add<int>(k * nd_).add<double>(ub).add<double>(colloc ? 3 * np : n1 * n1 * S)
+        .add<double>(split ? n1 * n1 * m1 : 0).add<double>(colloc ? (nodal ? 0 : np) : n1 * m1 * S)
         .add<double>(split ? n1 * m1 * m1 : 0).add<double>(split ? n1 * m1 * m1 : 0)
         .add<double>(bounded ? 0 : nq_).add<double>(split ? nq_ : 0).add<double>(split ? nq_ : 0).add<double>(nx)
         .add<double>(on_the_fly ? 8 * 3 : 0);

@@ -232,32 +232,44 @@ TESSERA_HOST_DEVICE constexpr int loop_bound(int n) {
   return MaxN > 0 ? MaxN : n;
 }
 
+/// The row length of the shared buffers and 1-D tables along their innermost (point) index:
+/// Row when a bounded kernel pads its rows to a compile-time length (Row = MaxN; HexPolicy::
+/// rows), so that the addresses of an unrolled contraction are one register plus immediate
+/// offsets; else m1 (Row = 0). The outer strides stay run-time products (one multiply per
+/// outer step). With the run-time length every shared load of an unrolled contraction takes
+/// its own address multiply-add (Nsight Compute on the H100, BP1 p = 6: 2.8 instructions
+/// issued per cycle per SM, integer pipe the busiest), and padded rows freed registers.
+template <int Row>
+TESSERA_HOST_DEVICE constexpr int row_length(int m1) {
+  return Row > 0 ? Row : m1;
+}
+
 /// Forward y along the thread's point column (qx, qy): c[k] = sum_j B(j, qy) A(k, j, qx) for
 /// k < n1, from the x stage's A (k, j, qx).
-template <int MaxN>
+template <int MaxN, int Row>
 TESSERA_HOST_DEVICE inline void forward_y_column(const Args& a, int qx, int qy, const double* B, const double* A,
                                                  double (&c)[MaxN]) {
-  const int n1 = a.nd1, m1 = a.nq1;
+  const int n1 = a.nd1, S = row_length<Row>(a.nq1);
   Reused<MaxN> b;
-  b.load(&B[qy], m1, n1);
+  b.load(&B[qy], S, n1);
 TESSERA_INTERP_UNROLL
   for (int k = 0; k < MaxN; ++k) {
     double s = 0;
     if (k < n1)
 TESSERA_INTERP_UNROLL
       for (int j = 0; j < MaxN; ++j)
-        if (j < n1) s += b[j] * A[(k * n1 + j) * m1 + qx];
+        if (j < n1) s += b[j] * A[(k * n1 + j) * S + qx];
     c[k] = s;
   }
 }
 
 /// Forward z at point qz of the column: sum_k B(k, qz) c[k].
-template <int MaxN>
+template <int MaxN, int Row>
 TESSERA_HOST_DEVICE inline double forward_z_point(const Args& a, const double* B, const double (&c)[MaxN], int qz) {
   double s = 0;
 TESSERA_INTERP_UNROLL
   for (int k = 0; k < MaxN; ++k)
-    if (k < a.nd1) s += B[k * a.nq1 + qz] * c[k];
+    if (k < a.nd1) s += B[k * row_length<Row>(a.nq1) + qz] * c[k];
   return s;
 }
 
@@ -273,10 +285,10 @@ enum class Fetch { InLoop, Ahead, Column };
 /// for the thread of point column (qx, qy): forward y from A (k, j, qx), forward z, w det J,
 /// and transposed z into C0 (k, qy, qx). The column's values over k live in registers (MaxN
 /// entries).
-template <bool OnTheFly, int MaxN, Fetch How>
+template <bool OnTheFly, int MaxN, int Row, Fetch How>
 TESSERA_HOST_DEVICE inline void mass_column(const Args& a, index_t e, int qx, int qy, const double* B,
                                             const double* xq, const double* A, const double* Xc, double* C0) {
-  const int n1 = a.nd1, m1 = a.nq1;
+  const int n1 = a.nd1, m1 = a.nq1, S = row_length<Row>(m1);
   constexpr bool column = !OnTheFly && How == Fetch::Column, ahead = !OnTheFly && How == Fetch::Ahead;
   const auto w_at = [&](int qz) {  // the stored w det J at point qz of the column
     double w[1];
@@ -290,9 +302,9 @@ TESSERA_INTERP_UNROLL
       if (qz < m1) wcol[qz] = w_at(qz);
   }
   if constexpr (ahead) wnext = w_at(0);
-  forward_y_column<MaxN>(a, qx, qy, B, A, cz);
+  forward_y_column<MaxN, Row>(a, qx, qy, B, A, cz);
   const auto point = [&](int qz, double w) {
-    const double s = forward_z_point<MaxN>(a, B, cz, qz);
+    const double s = forward_z_point<MaxN, Row>(a, B, cz, qz);
     if constexpr (OnTheFly) {
       const double xi[3] = {xq[qx], xq[qy], xq[qz]};
       double F[1];
@@ -302,7 +314,7 @@ TESSERA_INTERP_UNROLL
     const double p0 = w * s;
 TESSERA_INTERP_UNROLL
     for (int k = 0; k < MaxN; ++k)
-      if (k < n1) tz[k] += B[k * m1 + qz] * p0;
+      if (k < n1) tz[k] += B[k * S + qz] * p0;
   };
   if constexpr (column) {
 TESSERA_INTERP_UNROLL
@@ -322,7 +334,7 @@ TESSERA_INTERP_UNROLL
   }
 TESSERA_INTERP_UNROLL
   for (int k = 0; k < MaxN; ++k)
-    if (k < n1) C0[(k * m1 + qy) * m1 + qx] = tz[k];
+    if (k < n1) C0[(k * m1 + qy) * S + qx] = tz[k];
 }
 
 // Bounded hexahedron diffusion by collocated gradients: the values are interpolated to the
@@ -333,25 +345,27 @@ TESSERA_INTERP_UNROLL
 // than with three gradient columns (6 (p + 1)), which is what limits its occupancy.
 
 /// Forward y and z of the values along the thread's column: Vs(qz, qy, qx).
-template <int MaxN>
+template <int MaxN, int Row>
 TESSERA_HOST_DEVICE inline void colloc_values(const Args& a, int qx, int qy, const double* B, const double* A,
                                               double* Vs) {
-  const int m1 = a.nq1;
+  const int m1 = a.nq1, S = row_length<Row>(m1);
   double c[MaxN];
-  forward_y_column<MaxN>(a, qx, qy, B, A, c);
-  for (int qz = 0; qz < m1; ++qz) Vs[(qz * m1 + qy) * m1 + qx] = forward_z_point<MaxN>(a, B, c, qz);
+  forward_y_column<MaxN, Row>(a, qx, qy, B, A, c);
+  for (int qz = 0; qz < m1; ++qz) Vs[(qz * m1 + qy) * S + qx] = forward_z_point<MaxN, Row>(a, B, c, qz);
 }
 
-/// The reference gradient of Vs at the points of the thread's column, times D = w det J J^-1 J^-T:
-/// P (3, nq), component r the coefficient of d/dxi_r in the transpose.
-template <bool OnTheFly, int MaxN, Fetch How>
+/// The reference gradient of Vs (m1, m1, row_length; Nodal: the gathered nodal values,
+/// rows of m1) at the points of the thread's column, times D = w det J J^-1 J^-T:
+/// P (3, m1, m1, row_length), component r the coefficient of d/dxi_r in the transpose.
+template <bool OnTheFly, int MaxN, int Row, bool Nodal, Fetch How>
 TESSERA_HOST_DEVICE inline void colloc_gradient(const Args& a, index_t e, int qx, int qy, const double* Dq,
                                                 const double* xq, const double* Xc, const double* Vs, double* P) {
-  const int m1 = a.nq1, nq = a.nq;
+  const int m1 = a.nq1, nq = a.nq, S = row_length<Row>(m1), np = Row > 0 ? m1 * m1 * S : a.nq;
+  const int vs = Nodal ? m1 : S;
   Reused<MaxN> v, dx, dy;
-  v.load(&Vs[qy * m1 + qx], m1 * m1, m1);  // the thread's own column over qz
-  dx.load(&Dq[qx * m1], 1, m1);            // D(qx, r)
-  dy.load(&Dq[qy * m1], 1, m1);
+  v.load(&Vs[qy * vs + qx], m1 * vs, m1);  // the thread's own column over qz
+  dx.load(&Dq[qx * S], 1, m1);             // D(qx, r)
+  dy.load(&Dq[qy * S], 1, m1);
   constexpr bool ahead = !OnTheFly && How == Fetch::Ahead;
   double Fn[6] = {};  // Ahead: the next point's stored D
   // (The read of point_factor<3, true, false> written out: calling it here compiled the
@@ -373,18 +387,19 @@ TESSERA_INTERP_UNROLL
 TESSERA_INTERP_UNROLL
     for (int r = 0; r < MaxN; ++r)
       if (r < m1) {
-        gx += dx[r] * Vs[(qz * m1 + qy) * m1 + r];
-        gy += dy[r] * Vs[(qz * m1 + r) * m1 + qx];
-        gz += Dq[qz * m1 + r] * v[r];
+        gx += dx[r] * Vs[(qz * m1 + qy) * vs + r];
+        gy += dy[r] * Vs[(qz * m1 + r) * vs + qx];
+        gz += Dq[qz * S + r] * v[r];
       }
     const int q = (qz * m1 + qy) * m1 + qx;
     if constexpr (!ahead) {
       const double xi[3] = {xq[qx], xq[qy], xq[qz]};
       point_factor<3, true, OnTheFly>(a, e, q, Xc, xi, F);
     }
-    P[q] = F[0] * gx + F[1] * gy + F[2] * gz;
-    P[nq + q] = F[1] * gx + F[3] * gy + F[4] * gz;
-    P[2 * nq + q] = F[2] * gx + F[4] * gy + F[5] * gz;
+    const int at = Row > 0 ? (qz * m1 + qy) * S + qx : q;
+    P[at] = F[0] * gx + F[1] * gy + F[2] * gz;
+    P[np + at] = F[1] * gx + F[3] * gy + F[4] * gz;
+    P[2 * np + at] = F[2] * gx + F[4] * gy + F[5] * gz;
   }
 }
 
@@ -392,14 +407,14 @@ TESSERA_INTERP_UNROLL
 /// D(r, qy) P1(qz, r, qx) + D(r, qz) P2(r, qy, qx), and the transposed z contraction of T into
 /// C0(k, qy, qx); when the points are the nodes (Nodal: B = I) T is the result at node
 /// (qz, qy, qx) and goes to store_result.
-template <int MaxN, bool Nodal>
+template <int MaxN, int Row, bool Nodal>
 TESSERA_HOST_DEVICE inline void colloc_transpose(const Args& a, index_t e, int c, const int* idxs, int qx, int qy,
                                                  const double* B, const double* Dq, const double* P, double* C0) {
-  const int n1 = a.nd1, m1 = a.nq1, nq = a.nq;
+  const int n1 = a.nd1, m1 = a.nq1, S = row_length<Row>(m1), np = Row > 0 ? m1 * m1 * S : a.nq;
   Reused<MaxN> dx, dy, p2;
-  dx.load(&Dq[qx], m1, m1);  // D(r, qx) over r
-  dy.load(&Dq[qy], m1, m1);
-  p2.load(&P[2 * nq + qy * m1 + qx], m1 * m1, m1);  // own column over qz
+  dx.load(&Dq[qx], S, m1);  // D(r, qx) over r
+  dy.load(&Dq[qy], S, m1);
+  p2.load(&P[2 * np + qy * S + qx], m1 * S, m1);  // own column over qz
   double w[MaxN];
 TESSERA_INTERP_UNROLL
   for (int k = 0; k < MaxN; ++k) w[k] = 0;
@@ -408,19 +423,19 @@ TESSERA_INTERP_UNROLL
 TESSERA_INTERP_UNROLL
     for (int r = 0; r < MaxN; ++r)
       if (r < m1)
-        t += dx[r] * P[(qz * m1 + qy) * m1 + r] + dy[r] * P[nq + (qz * m1 + r) * m1 + qx] + Dq[r * m1 + qz] * p2[r];
+        t += dx[r] * P[(qz * m1 + qy) * S + r] + dy[r] * P[np + (qz * m1 + r) * S + qx] + Dq[r * S + qz] * p2[r];
     if constexpr (Nodal) {
       store_result(a, idxs, e, c, (qz * m1 + qy) * m1 + qx, t);
     } else {
 TESSERA_INTERP_UNROLL
       for (int k = 0; k < MaxN; ++k)
-        if (k < n1) w[k] += B[k * m1 + qz] * t;
+        if (k < n1) w[k] += B[k * S + qz] * t;
     }
   }
   if constexpr (!Nodal) {
 TESSERA_INTERP_UNROLL
     for (int k = 0; k < MaxN; ++k)
-      if (k < n1) C0[(k * m1 + qy) * m1 + qx] = w[k];
+      if (k < n1) C0[(k * m1 + qy) * S + qx] = w[k];
   }
 }
 
@@ -439,6 +454,13 @@ TESSERA_INTERP_UNROLL
 ///   capped at 128 it spilled 430-440 bytes and ran stored BP3 0.66-0.92x and on-the-fly
 ///   p = 12 0.75x of uncapped (on the fly p = 11 1.20x); uncapped it is never slower than the
 ///   run-time-size kernel it replaces.
+/// - Rows padded to MaxN (rows, row_length) against run-time rows, same run: Gauss diffusion
+///   1.03-1.88x at p = 3..12 (stored BP3 p = 10 1.62x, p = 11 1.88x; fewer registers: bound 12
+///   296 -> 40 bytes spilled), on the fly also at bound 4 (p = 2 1.05x; stored p = 2 0.92x);
+///   mass on the fly at bounds 10-14 1.09-1.17x and stored at bound 10 1.03-1.06x, but stored
+///   at bounds 6, 8, 12 0.88-0.97x and on the fly at bounds 6, 8 0.74-0.93x; Gauss-Lobatto
+///   stored at bound 10 1.04-1.07x, on the fly at bound 12 1.29-1.73x, but on the fly at
+///   bound 10 0.53-0.75x (171 registers: 3 elements per SM instead of 4); elsewhere within 3%.
 template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal>
 struct HexPolicy {
   static constexpr Fetch w_fetch = MaxN == 8 ? Fetch::InLoop : Fetch::Column;
@@ -447,6 +469,10 @@ struct HexPolicy {
       OnTheFly ? (Diffusion ? (Nodal ? MaxN == 6 : MaxN >= 8 && MaxN != 14) : (MaxN == 4 || MaxN >= 10))
                : Diffusion && MaxN >= 8 && MaxN != 14 && !(Nodal && MaxN >= 12);
   static constexpr int max_registers = capped ? 128 : !OnTheFly && !Diffusion && MaxN == 10 ? 96 : 0;
+  static constexpr bool padded = Diffusion ? (Nodal ? (OnTheFly ? MaxN >= 12 : MaxN == 10) : OnTheFly || MaxN >= 6)
+                                           : MaxN >= 10 && (OnTheFly || MaxN == 10);
+  /// row_length's Row: MaxN where padded rows were measured faster, else 0 (run-time rows)
+  static constexpr int rows = padded ? MaxN : 0;
 };
 
 /// Hexahedra: as quad_operator, in variants by MaxN, a compile-time bound on the nodes and
@@ -465,18 +491,22 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   static_assert(!Nodal || Colloc, "the points-at-the-nodes path is a collocated-gradient diffusion");
   constexpr Fetch w_fetch = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::w_fetch;
   constexpr Fetch d_fetch = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::d_fetch;
-  auto B = ctx.shared_common<double>(n1 * m1);
+  // rows of length S (row_length): B (n1, S), Dq (m1, S), A (n1, n1, S), C0 (n1, m1, S), P and
+  // Vs (m1, m1, S); S = m1 in the run-time-size kernel
+  constexpr int Row = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::rows;
+  const int S = row_length<Row>(m1), np = Row > 0 ? m1 * m1 * S : a.nq;
+  auto B = ctx.shared_common<double>(n1 * S);
   auto G = ctx.shared_common<double>(Split ? n1 * m1 : 0);
   auto xq = ctx.shared_common<double>(m1);
-  auto Dq = ctx.shared_common<double>(Colloc ? m1 * m1 : 0);
+  auto Dq = ctx.shared_common<double>(Colloc ? m1 * S : 0);
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
   auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * nd);
-  // x stage, reused by the transposed y stage; Colloc: also the point data P (3, nq) between
-  auto A = ctx.shared_item<double>(Colloc ? 3 * nq : n1 * n1 * m1);
+  // x stage, reused by the transposed y stage; Colloc: also the point data P (3, np) between
+  auto A = ctx.shared_item<double>(Colloc ? 3 * np : n1 * n1 * S);
   auto Ag = ctx.shared_item<double>(Split ? n1 * n1 * m1 : 0);
-  // y stage, reused by the transposed z stage; Colloc: the point values Vs (nq) before (not
+  // y stage, reused by the transposed z stage; Colloc: the point values Vs (np) before (not
   // with the points at the nodes: u holds them)
-  auto C0 = ctx.shared_item<double>(Colloc ? (Nodal ? 0 : nq) : n1 * m1 * m1);
+  auto C0 = ctx.shared_item<double>(Colloc ? (Nodal ? 0 : np) : n1 * m1 * S);
   auto C1 = ctx.shared_item<double>(Split ? n1 * m1 * m1 : 0);
   auto C2 = ctx.shared_item<double>(Split ? n1 * m1 * m1 : 0);
   auto P0 = ctx.shared_item<double>(MaxN == 0 ? nq : 0);  // point data of the run-time variant
@@ -484,9 +514,25 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   auto P2 = ctx.shared_item<double>(Split ? nq : 0);
   auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
   auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);  // read after the next barriers
-  load_tensor_tables(ctx, a, B, G, xq);
-  if (Colloc)
-    for (int i : ctx.block_threads(m1 * m1)) Dq[i] = a.Dq[i];
+  if constexpr (Row == 0) {
+    load_tensor_tables(ctx, a, B, G, xq);
+  } else {
+    for (int t : ctx.block_threads(n1 * S)) {
+      const int i = t / S, q = t - i * S;
+      B[t] = q < m1 ? a.Bt[i * m1 + q] : 0.0;
+    }
+    for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
+  }
+  if constexpr (Colloc) {
+    if constexpr (Row == 0) {
+      for (int i : ctx.block_threads(m1 * m1)) Dq[i] = a.Dq[i];
+    } else {
+      for (int t : ctx.block_threads(m1 * S)) {
+        const int r = t / S, q = t - r * S;
+        Dq[t] = q < m1 ? a.Dq[r * m1 + q] : 0.0;
+      }
+    }
+  }
   if constexpr (Nodal) {
     pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
       // the points are the nodes (Gauss-Lobatto, q = p + 1, a.nodal_points): u holds the point
@@ -499,12 +545,13 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
       if (valid)
         for (int qy : ctx.threads_y(m1))
           for (int qx : ctx.threads_x(m1))
-            colloc_gradient<OnTheFly, MaxN, d_fetch>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(), u, A.data());
+            colloc_gradient<OnTheFly, MaxN, Row, true, d_fetch>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(), u,
+                                                               A.data());
       ctx.sync();
       if (valid)
         for (int qy : ctx.threads_y(m1))
           for (int qx : ctx.threads_x(m1))
-            colloc_transpose<MaxN, true>(a, e, c, el_idxs, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
+            colloc_transpose<MaxN, Row, true>(a, e, c, el_idxs, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
     });
   } else {
     pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
@@ -515,7 +562,7 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
         for (int j : ctx.threads_y(n1))
           for (int qx : ctx.threads_x(m1)) {
             Reused<MaxN> b, g;
-            b.load(&B[qx], m1, n1);
+            b.load(&B[qx], S, n1);
             if (Split) g.load(&G[qx], m1, n1);
             for (int k : ctx.threads_z(n1)) {
               double s = 0, t = 0;
@@ -526,7 +573,7 @@ TESSERA_INTERP_UNROLL
                   s += b[i] * row[i];
                   if (Split) t += g[i] * row[i];
                 }
-              A[(k * n1 + j) * m1 + qx] = s;
+              A[(k * n1 + j) * S + qx] = s;
               if (Split) Ag[(k * n1 + j) * m1 + qx] = t;
             }
           }
@@ -535,22 +582,23 @@ TESSERA_INTERP_UNROLL
         // A -> point values (C0's region) -> P (A's region) -> transposed gradient and z into C0
         if (valid)
           for (int qy : ctx.threads_y(m1))
-            for (int qx : ctx.threads_x(m1)) colloc_values<MaxN>(a, qx, qy, B.data(), A.data(), C0.data());
+            for (int qx : ctx.threads_x(m1)) colloc_values<MaxN, Row>(a, qx, qy, B.data(), A.data(), C0.data());
         ctx.sync();
         if (valid)
           for (int qy : ctx.threads_y(m1))
             for (int qx : ctx.threads_x(m1))
-              colloc_gradient<OnTheFly, MaxN, d_fetch>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(), C0.data(), A.data());
+              colloc_gradient<OnTheFly, MaxN, Row, false, d_fetch>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(),
+                                                                   C0.data(), A.data());
         ctx.sync();
         if (valid)
           for (int qy : ctx.threads_y(m1))
             for (int qx : ctx.threads_x(m1))
-              colloc_transpose<MaxN, false>(a, e, c, el_idxs, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
+              colloc_transpose<MaxN, Row, false>(a, e, c, el_idxs, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
       } else if constexpr (MaxN > 0) {
         if (valid)
           for (int qy : ctx.threads_y(m1))
             for (int qx : ctx.threads_x(m1))
-              mass_column<OnTheFly, MaxN, w_fetch>(a, e, qx, qy, B.data(), xq.data(), A.data(), Xc.data(), C0.data());
+              mass_column<OnTheFly, MaxN, Row, w_fetch>(a, e, qx, qy, B.data(), xq.data(), A.data(), Xc.data(), C0.data());
       } else {
         // forward y: C0(k, qy, qx) = sum_j B(j, qy) A(k, j, qx); C1 = B Ag (d/dx); C2 = G A (d/dy)
         if (valid)
@@ -657,21 +705,21 @@ TESSERA_INTERP_UNROLL
         for (int j : ctx.threads_y(n1))
           for (int qx : ctx.threads_x(m1)) {
             Reused<MaxN> b, g;
-            b.load(&B[j * m1], 1, m1);
+            b.load(&B[j * S], 1, m1);
             if (Split) g.load(&G[j * m1], 1, m1);
             for (int k : ctx.threads_z(n1)) {
               double s0 = 0, s1 = 0;
 TESSERA_INTERP_UNROLL
               for (int qy = 0; qy < M; ++qy)
                 if (full || qy < m1) {
-                  const int at = (k * m1 + qy) * m1 + qx;
+                  const int at = (k * m1 + qy) * S + qx;
                   s0 += b[qy] * C0[at];
                   if (Split) {
                     s0 += g[qy] * C2[at];
                     s1 += b[qy] * C1[at];
                   }
                 }
-              A[(k * n1 + j) * m1 + qx] = s0;
+              A[(k * n1 + j) * S + qx] = s0;
               if (Split) Ag[(k * n1 + j) * m1 + qx] = s1;
             }
           }
@@ -681,11 +729,11 @@ TESSERA_INTERP_UNROLL
         for (int j : ctx.threads_y(n1))
           for (int i : ctx.threads_x(n1)) {
             Reused<MaxN> b, g;
-            b.load(&B[i * m1], 1, m1);
+            b.load(&B[i * S], 1, m1);
             if (Split) g.load(&G[i * m1], 1, m1);
             for (int k : ctx.threads_z(n1)) {
               double s = 0;
-              const int row = (k * n1 + j) * m1;
+              const int row = (k * n1 + j) * S;
 TESSERA_INTERP_UNROLL
               for (int qx = 0; qx < M; ++qx)
                 if (full || qx < m1) {
@@ -711,6 +759,9 @@ int operator_bound(Geometry g, int nd1, int nq1);
 /// block's shared memory (the run-time-size kernels: diffusion from p = 13 with q = p + 2 and
 /// from p = 14 with Gauss-Lobatto points, on the GPU).
 bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points);
+/// The row length (row_length) of the shared buffers of the kernel that launch_operator picks
+/// for these sizes: its HexPolicy::rows, or nq1 where its rows are not padded.
+int operator_row_length(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points);
 /// Launches the fused operator of geometry g (quadrilateral or hexahedron); a.on_the_fly
 /// selects the geometry source.
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a);
