@@ -267,10 +267,19 @@ TESSERA_HOST_DEVICE inline void load_tensor_tables(TeamContext& ctx, const Args&
 /// The forward tensor kernels' walk over the item's (element, component) steps, the same
 /// count for every item of the block (the steps contain barriers): the nodal values of step
 /// st + 1 are copied into the other half of `ub` while step(valid, e, c, u, Xe) runs on step st.
-template <class Step>
+/// Row > 0 (hexahedra): the values go to rows of Row entries, (nd1, nd1, Row), instead of nd1.
+template <int Row = 0, class Step>
 TESSERA_HOST_DEVICE void pipelined_steps(TeamContext& ctx, const Args& a, View<int, 1> idxs, View<double, 1> ub,
                                          View<double, 1> Xs, const Step& step) {
-  const int nd = a.nd;
+  const int nd = a.nd, slot = Row > 0 ? a.nd1 * a.nd1 * Row : nd;
+  const auto to = [&](int n) {  // where node n goes in its buffer
+    if constexpr (Row > 0) {
+      const int r = n / a.nd1;
+      return r * Row + (n - r * a.nd1);
+    } else {
+      return n;
+    }
+  };
   const ItemElements it = item_elements(ctx, a);
   load_item_maps(ctx, a, it, idxs, Xs);
   const int steps = a.chunk * a.comps;
@@ -278,10 +287,11 @@ TESSERA_HOST_DEVICE void pipelined_steps(TeamContext& ctx, const Args& a, View<i
     const int k = st / a.comps, c = st - k * a.comps;
     if (k < it.count) {
       if (a.idx)
-        for (int n : ctx.item_threads(nd)) copy_async(ctx, &ub[(st & 1) * nd + n], &a.u[c * a.nn + idxs[k * nd + n]]);
+        for (int n : ctx.item_threads(nd))
+          copy_async(ctx, &ub[(st & 1) * slot + to(n)], &a.u[c * a.nn + idxs[k * nd + n]]);
       else  // element-level input: an E-vector (ne, comps, nd)
         for (int n : ctx.item_threads(nd))
-          copy_async(ctx, &ub[(st & 1) * nd + n], &a.u[((it.first + k) * a.comps + c) * nd + n]);
+          copy_async(ctx, &ub[(st & 1) * slot + to(n)], &a.u[((it.first + k) * a.comps + c) * nd + n]);
     }
     async_commit();
   };
@@ -291,7 +301,7 @@ TESSERA_HOST_DEVICE void pipelined_steps(TeamContext& ctx, const Args& a, View<i
     async_wait(st + 1 < steps);
     ctx.sync();
     const int el = st / a.comps, c = st - el * a.comps;
-    step(el < it.count, it.first + el, c, &ub[(st & 1) * nd], Xs.size() ? &Xs[el * a.nv * a.sdim] : nullptr);
+    step(el < it.count, it.first + el, c, &ub[(st & 1) * slot], Xs.size() ? &Xs[el * a.nv * a.sdim] : nullptr);
   }
 }
 

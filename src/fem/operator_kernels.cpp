@@ -14,7 +14,7 @@ namespace tessera::fem::interp_detail {
 template <bool Diffusion, bool OnTheFly>
 struct QuadOperator {
   static constexpr bool items_may_spill = true;
-  static constexpr int rows = 0;
+  static constexpr int rows = 0, gather_rows = 0;
   Args a;
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { quad_operator<Diffusion, OnTheFly>(ctx, a); }
 };
@@ -23,6 +23,7 @@ struct HexOperator {
   static constexpr int max_registers = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::max_registers;
   static constexpr bool items_may_spill = MaxN == 0;
   static constexpr int rows = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::rows;
+  static constexpr int gather_rows = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::gather_rows;
   Args a;
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
     hex_operator<Diffusion, OnTheFly, MaxN, Nodal>(ctx, a);
@@ -92,9 +93,10 @@ bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, in
                               []<class K>() { return detail::team_items_may_spill<K>(); });
 }
 
-int operator_row_length(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points) {
-  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points,
-                              [&]<class K>() { return K::rows > 0 ? K::rows : nq1; });
+OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points) {
+  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, [&]<class K>() {
+    return OperatorRows{K::rows > 0 ? K::rows : nq1, K::gather_rows > 0 ? K::gather_rows : nd1};
+  });
 }
 
 int operator_max_threads(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,

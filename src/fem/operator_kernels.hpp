@@ -354,14 +354,15 @@ TESSERA_HOST_DEVICE inline void colloc_values(const Args& a, int qx, int qy, con
   for (int qz = 0; qz < m1; ++qz) Vs[(qz * m1 + qy) * S + qx] = forward_z_point<MaxN, Row>(a, B, c, qz);
 }
 
-/// The reference gradient of Vs (m1, m1, row_length; Nodal: the gathered nodal values,
-/// rows of m1) at the points of the thread's column, times D = w det J J^-1 J^-T:
-/// P (3, m1, m1, row_length), component r the coefficient of d/dxi_r in the transpose.
-template <bool OnTheFly, int MaxN, int Row, bool Nodal, Fetch How>
+/// The reference gradient of Vs (m1, m1, row_length<VsRow>: the point values, or the gathered
+/// nodal values when the points are the nodes) at the points of the thread's column, times
+/// D = w det J J^-1 J^-T: P (3, m1, m1, row_length<Row>), component r the coefficient of
+/// d/dxi_r in the transpose.
+template <bool OnTheFly, int MaxN, int Row, int VsRow, Fetch How>
 TESSERA_HOST_DEVICE inline void colloc_gradient(const Args& a, index_t e, int qx, int qy, const double* Dq,
                                                 const double* xq, const double* Xc, const double* Vs, double* P) {
   const int m1 = a.nq1, nq = a.nq, S = row_length<Row>(m1), np = Row > 0 ? m1 * m1 * S : a.nq;
-  const int vs = Nodal ? m1 : S;
+  const int vs = row_length<VsRow>(m1);
   Reused<MaxN> v, dx, dy;
   v.load(&Vs[qy * vs + qx], m1 * vs, m1);  // the thread's own column over qz
   dx.load(&Dq[qx * S], 1, m1);             // D(qx, r)
@@ -469,10 +470,14 @@ struct HexPolicy {
       OnTheFly ? (Diffusion ? (Nodal ? MaxN == 6 : MaxN >= 8 && MaxN != 14) : (MaxN == 4 || MaxN >= 10))
                : Diffusion && MaxN >= 8 && MaxN != 14 && !(Nodal && MaxN >= 12);
   static constexpr int max_registers = capped ? 128 : !OnTheFly && !Diffusion && MaxN == 10 ? 96 : 0;
-  static constexpr bool padded = Diffusion ? (Nodal ? (OnTheFly ? MaxN >= 12 : MaxN == 10) : OnTheFly || MaxN >= 6)
-                                           : MaxN >= 10 && (OnTheFly || MaxN == 10);
+  static constexpr bool padded =
+      Diffusion ? (Nodal ? MaxN >= 6 && (!OnTheFly || MaxN != 10) : OnTheFly || MaxN >= 6)
+                : MaxN >= 10 && (OnTheFly || MaxN == 10);
   /// row_length's Row: MaxN where padded rows were measured faster, else 0 (run-time rows)
   static constexpr int rows = padded ? MaxN : 0;
+  /// With the points at the nodes the gathered values are the point values: their rows padded
+  /// too (pipelined_steps' Row), except on the fly at bound 12
+  static constexpr int gather_rows = Nodal && padded && !(OnTheFly && MaxN == 12) ? MaxN : 0;
 };
 
 /// Hexahedra: as quad_operator, in variants by MaxN, a compile-time bound on the nodes and
@@ -494,13 +499,15 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   // rows of length S (row_length): B (n1, S), Dq (m1, S), A (n1, n1, S), C0 (n1, m1, S), P and
   // Vs (m1, m1, S); S = m1 in the run-time-size kernel
   constexpr int Row = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::rows;
+  constexpr int GatherRow = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::gather_rows;
   const int S = row_length<Row>(m1), np = Row > 0 ? m1 * m1 * S : a.nq;
   auto B = ctx.shared_common<double>(n1 * S);
   auto G = ctx.shared_common<double>(Split ? n1 * m1 : 0);
   auto xq = ctx.shared_common<double>(m1);
   auto Dq = ctx.shared_common<double>(Colloc ? m1 * S : 0);
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
-  auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * nd);
+  // the gathered nodal values; with the points at the nodes they are the point values, in rows of S
+  auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * (GatherRow > 0 ? n1 * n1 * GatherRow : nd));
   // x stage, reused by the transposed y stage; Colloc: also the point data P (3, np) between
   auto A = ctx.shared_item<double>(Colloc ? 3 * np : n1 * n1 * S);
   auto Ag = ctx.shared_item<double>(Split ? n1 * n1 * m1 : 0);
@@ -534,7 +541,7 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
     }
   }
   if constexpr (Nodal) {
-    pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
+    pipelined_steps<GatherRow>(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
       // the points are the nodes (Gauss-Lobatto, q = p + 1, a.nodal_points): u holds the point
       // values, and the transposed gradient is the result
       if (OnTheFly) {
@@ -545,7 +552,7 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
       if (valid)
         for (int qy : ctx.threads_y(m1))
           for (int qx : ctx.threads_x(m1))
-            colloc_gradient<OnTheFly, MaxN, Row, true, d_fetch>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(), u,
+            colloc_gradient<OnTheFly, MaxN, Row, GatherRow, d_fetch>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(), u,
                                                                A.data());
       ctx.sync();
       if (valid)
@@ -587,7 +594,7 @@ TESSERA_INTERP_UNROLL
         if (valid)
           for (int qy : ctx.threads_y(m1))
             for (int qx : ctx.threads_x(m1))
-              colloc_gradient<OnTheFly, MaxN, Row, false, d_fetch>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(),
+              colloc_gradient<OnTheFly, MaxN, Row, Row, d_fetch>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(),
                                                                    C0.data(), A.data());
         ctx.sync();
         if (valid)
@@ -759,9 +766,14 @@ int operator_bound(Geometry g, int nd1, int nq1);
 /// block's shared memory (the run-time-size kernels: diffusion from p = 13 with q = p + 2 and
 /// from p = 14 with Gauss-Lobatto points, on the GPU).
 bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points);
-/// The row length (row_length) of the shared buffers of the kernel that launch_operator picks
-/// for these sizes: its HexPolicy::rows, or nq1 where its rows are not padded.
-int operator_row_length(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points);
+/// The row lengths (row_length) of the shared buffers of the kernel that launch_operator picks
+/// for these sizes: its point data (HexPolicy::rows, or nq1 where its rows are not padded)
+/// and its gathered nodal values (HexPolicy::gather_rows, or nd1).
+struct OperatorRows {
+  int points;
+  int gathered;
+};
+OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points);
 /// Launches the fused operator of geometry g (quadrilateral or hexahedron); a.on_the_fly
 /// selects the geometry source.
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a);
