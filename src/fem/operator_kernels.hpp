@@ -460,8 +460,12 @@ TESSERA_INTERP_UNROLL
 ///   296 -> 40 bytes spilled), on the fly also at bound 4 (p = 2 1.05x; stored p = 2 0.92x);
 ///   mass on the fly at bounds 10-14 1.09-1.17x and stored at bound 10 1.03-1.06x, but stored
 ///   at bounds 6, 8, 12 0.88-0.97x and on the fly at bounds 6, 8 0.74-0.93x; Gauss-Lobatto
-///   stored at bound 10 1.04-1.07x, on the fly at bound 12 1.29-1.73x, but on the fly at
-///   bound 10 0.53-0.75x (171 registers: 3 elements per SM instead of 4); elsewhere within 3%.
+///   (point data padded, gathered values not) stored at bound 10 1.04-1.07x, on the fly at
+///   bound 12 1.29-1.73x, but on the fly at bound 10 0.53-0.75x (171 registers: 3 elements
+///   per SM instead of 4); elsewhere within 3%. Gauss-Lobatto with the gathered values
+///   padded too (gather_rows), against the point data alone: stored 1.02-1.68x at bounds
+///   6-14 (p = 4..13; 0.97-1.02x at bound 4), on the fly 1.00-1.15x at bounds 6, 8 and 14,
+///   but 0.66-0.87x at bounds 10 and 12.
 template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal>
 struct HexPolicy {
   static constexpr Fetch w_fetch = MaxN == 8 ? Fetch::InLoop : Fetch::Column;
