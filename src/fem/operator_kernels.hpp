@@ -459,7 +459,7 @@ TESSERA_INTERP_UNROLL
 ///   1.03-1.88x at p = 3..12 (stored BP3 p = 10 1.62x, p = 11 1.88x; fewer registers: bound 12
 ///   296 -> 40 bytes spilled), on the fly also at bound 4 (p = 2 1.05x; stored p = 2 0.92x);
 ///   mass on the fly at bounds 10-14 1.09-1.17x and stored at bound 10 1.03-1.06x, but stored
-///   at bounds 6, 8, 12 0.88-0.97x and on the fly at bounds 6, 8 0.74-0.93x; Gauss-Lobatto
+///   at bounds 6, 8, 12 0.88-0.97x and on the fly at bounds 6, 8 0.74-0.95x; Gauss-Lobatto
 ///   (point data padded, gathered values not) stored at bound 10 1.04-1.07x, on the fly at
 ///   bound 12 1.29-1.73x, but on the fly at bound 10 0.53-0.75x (171 registers: 3 elements
 ///   per SM instead of 4); elsewhere within 3%. Gauss-Lobatto with the gathered values
