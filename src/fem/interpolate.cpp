@@ -586,7 +586,7 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* 
         .add<double>(split ? n1 * n1 * m1 : 0).add<double>(colloc ? (nodal ? 0 : np) : n1 * m1 * S)
         .add<double>(split ? n1 * m1 * m1 : 0).add<double>(split ? n1 * m1 * m1 : 0)
         .add<double>(bounded ? 0 : nq_).add<double>(split ? nq_ : 0).add<double>(split ? nq_ : 0).add<double>(nx)
-        .add<double>(on_the_fly ? 8 * 3 : 0);
+        .add<double>(on_the_fly ? 8 * 3 : 0).add<double>(rows.shared_w ? nq_ : 0);
   }
   *item = it.bytes();
   *common = c.bytes();

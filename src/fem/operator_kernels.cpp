@@ -15,6 +15,7 @@ template <bool Diffusion, bool OnTheFly>
 struct QuadOperator {
   static constexpr bool items_may_spill = true;
   static constexpr int rows = 0, gather_rows = 0;
+  static constexpr bool shared_w = false;
   Args a;
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { quad_operator<Diffusion, OnTheFly>(ctx, a); }
 };
@@ -24,6 +25,7 @@ struct HexOperator {
   static constexpr bool items_may_spill = MaxN == 0;
   static constexpr int rows = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::rows;
   static constexpr int gather_rows = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::gather_rows;
+  static constexpr bool shared_w = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::shared_w;
   Args a;
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
     hex_operator<Diffusion, OnTheFly, MaxN, Nodal>(ctx, a);
@@ -95,7 +97,7 @@ bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, in
 
 OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points) {
   return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, [&]<class K>() {
-    return OperatorRows{K::rows > 0 ? K::rows : nq1, K::gather_rows > 0 ? K::gather_rows : nd1};
+    return OperatorRows{K::rows > 0 ? K::rows : nq1, K::gather_rows > 0 ? K::gather_rows : nd1, K::shared_w};
   });
 }
 

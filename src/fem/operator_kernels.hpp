@@ -285,15 +285,21 @@ enum class Fetch { InLoop, Ahead, Column };
 /// for the thread of point column (qx, qy): forward y from A (k, j, qx), forward z, w det J,
 /// and transposed z into C0 (k, qy, qx). The column's values over k live in registers (MaxN
 /// entries).
-template <bool OnTheFly, int MaxN, int Row, Fetch How>
+template <bool OnTheFly, int MaxN, int Row, Fetch How, bool SharedW>
 TESSERA_HOST_DEVICE inline void mass_column(const Args& a, index_t e, int qx, int qy, const double* B,
-                                            const double* xq, const double* A, const double* Xc, double* C0) {
+                                            const double* xq, const double* A, const double* Xc, const double* Ws,
+                                            double* C0) {
   const int n1 = a.nd1, m1 = a.nq1, S = row_length<Row>(m1);
-  constexpr bool column = !OnTheFly && How == Fetch::Column, ahead = !OnTheFly && How == Fetch::Ahead;
+  constexpr bool column = !OnTheFly && !SharedW && How == Fetch::Column;
+  constexpr bool ahead = !OnTheFly && !SharedW && How == Fetch::Ahead;
   const auto w_at = [&](int qz) {  // the stored w det J at point qz of the column
-    double w[1];
-    point_factor<3, false, false>(a, e, (qz * m1 + qy) * m1 + qx, nullptr, nullptr, w);
-    return w[0];
+    if constexpr (SharedW) {
+      return Ws[(qz * m1 + qy) * m1 + qx];  // copied to shared memory during the x stage
+    } else {
+      double w[1];
+      point_factor<3, false, false>(a, e, (qz * m1 + qy) * m1 + qx, nullptr, nullptr, w);
+      return w[0];
+    }
   };
   double cz[MaxN], tz[MaxN] = {}, wcol[column ? MaxN : 1] = {}, wnext = 0;
   if constexpr (column) {
@@ -466,6 +472,10 @@ TESSERA_INTERP_UNROLL
 ///   padded too (gather_rows), against the point data alone: stored 1.02-1.68x at bounds
 ///   6-14 (p = 4..13; 0.97-1.02x at bound 4), on the fly 1.00-1.15x at bounds 6, 8 and 14,
 ///   but 0.66-0.87x at bounds 10 and 12.
+/// - Stored mass with the element's w det J in shared memory (shared_w) against reading it in
+///   the z loop: BP1 and BP2 1.05-1.15x at bounds 10 and 12 (p = 7..10; bound 12 100 registers
+///   instead of 128), but 0.91-0.95x at bounds 4 and 6, 0.91-1.00x at bound 8 and 0.85x and
+///   1.23-1.30x at bound 14 (p = 11, 12).
 template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal>
 struct HexPolicy {
   static constexpr Fetch w_fetch = MaxN == 8 ? Fetch::InLoop : Fetch::Column;
@@ -482,6 +492,9 @@ struct HexPolicy {
   /// With the points at the nodes the gathered values are the point values: their rows padded
   /// too (pipelined_steps' Row), except on the fly at bound 12
   static constexpr int gather_rows = Nodal && padded && !(OnTheFly && MaxN == 12) ? MaxN : 0;
+  /// Stored mass at bounds 10 and 12: the element's w det J copied to shared memory during the
+  /// x stage, instead of each point's factor read from device memory inside the z loop
+  static constexpr bool shared_w = !Diffusion && !OnTheFly && (MaxN == 10 || MaxN == 12);
 };
 
 /// Hexahedra: as quad_operator, in variants by MaxN, a compile-time bound on the nodes and
@@ -525,6 +538,10 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   auto P2 = ctx.shared_item<double>(Split ? nq : 0);
   auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
   auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);  // read after the next barriers
+  // SharedW: the element's stored w det J, copied during the x stage (read in the z loop)
+  constexpr bool SharedW = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::shared_w;
+  View<double, 1> Ws;  // carved only where used: a carving changes every kernel's code
+  if constexpr (SharedW) Ws = ctx.shared_item<double>(nq);
   if constexpr (Row == 0) {
     load_tensor_tables(ctx, a, B, G, xq);
   } else {
@@ -567,6 +584,11 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   } else {
     pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
       if (OnTheFly && valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
+      if constexpr (SharedW) {  // in flight during the x stage; waited for before its barrier
+        if (valid)
+          for (int q : ctx.item_threads(nq)) copy_async(ctx, &Ws[q], &a.qdata[e * nq + q]);
+        async_commit();
+      }
       const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
       // forward x: A(k, j, qx) = sum_i B(i, qx) u(k, j, i); Ag with G
       if (valid)
@@ -588,6 +610,7 @@ TESSERA_INTERP_UNROLL
               if (Split) Ag[(k * n1 + j) * m1 + qx] = t;
             }
           }
+      if constexpr (SharedW) async_wait(false);
       ctx.sync();
       if constexpr (Colloc) {
         // A -> point values (C0's region) -> P (A's region) -> transposed gradient and z into C0
@@ -609,7 +632,8 @@ TESSERA_INTERP_UNROLL
         if (valid)
           for (int qy : ctx.threads_y(m1))
             for (int qx : ctx.threads_x(m1))
-              mass_column<OnTheFly, MaxN, Row, w_fetch>(a, e, qx, qy, B.data(), xq.data(), A.data(), Xc.data(), C0.data());
+              mass_column<OnTheFly, MaxN, Row, w_fetch, SharedW>(a, e, qx, qy, B.data(), xq.data(), A.data(),
+                                                                 Xc.data(), Ws.data(), C0.data());
       } else {
         // forward y: C0(k, qy, qx) = sum_j B(j, qy) A(k, j, qx); C1 = B Ag (d/dx); C2 = G A (d/dy)
         if (valid)
@@ -776,6 +800,7 @@ bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, in
 struct OperatorRows {
   int points;
   int gathered;
+  bool shared_w;  // HexPolicy::shared_w: the element's w det J in shared memory (nq doubles)
 };
 OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points);
 /// Launches the fused operator of geometry g (quadrilateral or hexahedron); a.on_the_fly
