@@ -523,7 +523,8 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   auto xq = ctx.shared_common<double>(m1);
   auto Dq = ctx.shared_common<double>(Colloc ? m1 * S : 0);
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
-  // the gathered nodal values; with the points at the nodes they are the point values, in rows of S
+  // the gathered nodal values; with the points at the nodes they are the point values, in rows
+  // of GatherRow where gather_rows pads them
   auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * (GatherRow > 0 ? n1 * n1 * GatherRow : nd));
   // x stage, reused by the transposed y stage; Colloc: also the point data P (3, np) between
   auto A = ctx.shared_item<double>(Colloc ? 3 * np : n1 * n1 * S);
