@@ -571,16 +571,16 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* 
   const bool bounded = ia::operator_bound(geom_, n1, m1) > 0;  // one thread per point column
   const bool split = D && !bounded, colloc = D && bounded;      // as in hex_operator
   const bool nodal = colloc && nodal_points_;                   // the points-at-the-nodes instances
-  int ub = ia::gather_buffers(k, comps_) * nd_;
   SharedLayout c, it;  // the order of the carving in operator_kernels.hpp
   if (dim_ == 2) {
     c.add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0).add<double>(m1);
-    it.add<int>(k * nd_).add<double>(ub).add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0)
+    it.add<int>(k * nd_).add<double>(ia::gather_buffers(k, comps_) * nd_).add<double>(n1 * m1)
+        .add<double>(D ? n1 * m1 : 0)
         .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(nx).add<double>(on_the_fly ? 4 * 2 : 0);
   } else {
     const ia::OperatorRows rows = ia::operator_rows(geom_, diffusion, on_the_fly, n1, m1, nodal_points_);
     const int S = rows.points, np = m1 * m1 * S;
-    ub = ia::gather_buffers(k, comps_) * n1 * n1 * rows.gathered;
+    const int ub = ia::gather_buffers(k, comps_) * n1 * n1 * rows.gathered;
     c.add<double>(n1 * S).add<double>(split ? n1 * m1 : 0).add<double>(m1).add<double>(colloc ? m1 * S : 0);
     it.add<int>(k * nd_).add<double>(ub).add<double>(colloc ? 3 * np : n1 * n1 * S)
         .add<double>(split ? n1 * n1 * m1 : 0).add<double>(colloc ? (nodal ? 0 : np) : n1 * m1 * S)

@@ -14,18 +14,14 @@ namespace tessera::fem::interp_detail {
 template <bool Diffusion, bool OnTheFly>
 struct QuadOperator {
   static constexpr bool items_may_spill = true;
-  static constexpr int rows = 0, gather_rows = 0;
-  static constexpr bool shared_w = false;
   Args a;
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { quad_operator<Diffusion, OnTheFly>(ctx, a); }
 };
 template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal = false>
 struct HexOperator {
-  static constexpr int max_registers = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::max_registers;
+  using Policy = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>;
+  static constexpr int max_registers = Policy::max_registers;
   static constexpr bool items_may_spill = MaxN == 0;
-  static constexpr int rows = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::rows;
-  static constexpr int gather_rows = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::gather_rows;
-  static constexpr bool shared_w = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::shared_w;
   Args a;
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
     hex_operator<Diffusion, OnTheFly, MaxN, Nodal>(ctx, a);
@@ -97,7 +93,12 @@ bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, in
 
 OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points) {
   return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, [&]<class K>() {
-    return OperatorRows{K::rows > 0 ? K::rows : nq1, K::gather_rows > 0 ? K::gather_rows : nd1, K::shared_w};
+    if constexpr (requires { typename K::Policy; }) {
+      using P = typename K::Policy;
+      return OperatorRows{P::rows > 0 ? P::rows : nq1, P::gather_rows > 0 ? P::gather_rows : nd1, P::shared_w};
+    } else {
+      return OperatorRows{nq1, nd1, false};  // quadrilaterals: run-time rows
+    }
   });
 }
 

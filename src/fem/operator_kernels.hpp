@@ -244,6 +244,21 @@ TESSERA_HOST_DEVICE constexpr int row_length(int m1) {
   return Row > 0 ? Row : m1;
 }
 
+/// Entries of one component of the point data (m1, m1, row_length): a.nq without padding.
+template <int Row>
+TESSERA_HOST_DEVICE inline int padded_points(const Args& a) {
+  return Row > 0 ? a.nq1 * a.nq1 * Row : a.nq;
+}
+
+/// dst (rows, S) = src (rows, m1), the entries past m1 zero: a 1-D table in padded rows.
+TESSERA_HOST_DEVICE inline void load_padded_rows(TeamContext& ctx, double* dst, const double* src, int rows, int m1,
+                                                 int S) {
+  for (int t : ctx.block_threads(rows * S)) {
+    const int r = t / S, q = t - r * S;
+    dst[t] = q < m1 ? src[r * m1 + q] : 0.0;
+  }
+}
+
 /// Forward y along the thread's point column (qx, qy): c[k] = sum_j B(j, qy) A(k, j, qx) for
 /// k < n1, from the x stage's A (k, j, qx).
 template <int MaxN, int Row>
@@ -367,7 +382,7 @@ TESSERA_HOST_DEVICE inline void colloc_values(const Args& a, int qx, int qy, con
 template <bool OnTheFly, int MaxN, int Row, int VsRow, Fetch How>
 TESSERA_HOST_DEVICE inline void colloc_gradient(const Args& a, index_t e, int qx, int qy, const double* Dq,
                                                 const double* xq, const double* Xc, const double* Vs, double* P) {
-  const int m1 = a.nq1, nq = a.nq, S = row_length<Row>(m1), np = Row > 0 ? m1 * m1 * S : a.nq;
+  const int m1 = a.nq1, nq = a.nq, S = row_length<Row>(m1), np = padded_points<Row>(a);
   const int vs = row_length<VsRow>(m1);
   Reused<MaxN> v, dx, dy;
   v.load(&Vs[qy * vs + qx], m1 * vs, m1);  // the thread's own column over qz
@@ -417,7 +432,7 @@ TESSERA_INTERP_UNROLL
 template <int MaxN, int Row, bool Nodal>
 TESSERA_HOST_DEVICE inline void colloc_transpose(const Args& a, index_t e, int c, const int* idxs, int qx, int qy,
                                                  const double* B, const double* Dq, const double* P, double* C0) {
-  const int n1 = a.nd1, m1 = a.nq1, S = row_length<Row>(m1), np = Row > 0 ? m1 * m1 * S : a.nq;
+  const int n1 = a.nd1, m1 = a.nq1, S = row_length<Row>(m1), np = padded_points<Row>(a);
   Reused<MaxN> dx, dy, p2;
   dx.load(&Dq[qx], S, m1);  // D(r, qx) over r
   dy.load(&Dq[qy], S, m1);
@@ -484,9 +499,13 @@ struct HexPolicy {
       OnTheFly ? (Diffusion ? (Nodal ? MaxN == 6 : MaxN >= 8 && MaxN != 14) : (MaxN == 4 || MaxN >= 10))
                : Diffusion && MaxN >= 8 && MaxN != 14 && !(Nodal && MaxN >= 12);
   static constexpr int max_registers = capped ? 128 : !OnTheFly && !Diffusion && MaxN == 10 ? 96 : 0;
-  static constexpr bool padded =
-      Diffusion ? (Nodal ? MaxN >= 6 && (!OnTheFly || MaxN != 10) : OnTheFly || MaxN >= 6)
-                : MaxN >= 10 && (OnTheFly || MaxN == 10);
+  static constexpr bool pad_rows() {
+    if (MaxN == 0) return false;
+    if (!Diffusion) return MaxN == 10 || (OnTheFly && MaxN > 10);
+    if (!Nodal) return OnTheFly || MaxN >= 6;
+    return MaxN >= 6 && !(OnTheFly && MaxN == 10);
+  }
+  static constexpr bool padded = pad_rows();
   /// row_length's Row: MaxN where padded rows were measured faster, else 0 (run-time rows)
   static constexpr int rows = padded ? MaxN : 0;
   /// With the points at the nodes the gathered values are the point values: their rows padded
@@ -517,7 +536,7 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   // Vs (m1, m1, S); S = m1 in the run-time-size kernel
   constexpr int Row = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::rows;
   constexpr int GatherRow = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::gather_rows;
-  const int S = row_length<Row>(m1), np = Row > 0 ? m1 * m1 * S : a.nq;
+  const int S = row_length<Row>(m1), np = padded_points<Row>(a);
   auto B = ctx.shared_common<double>(n1 * S);
   auto G = ctx.shared_common<double>(Split ? n1 * m1 : 0);
   auto xq = ctx.shared_common<double>(m1);
@@ -545,22 +564,12 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   if constexpr (SharedW) Ws = ctx.shared_item<double>(nq);
   if constexpr (Row == 0) {
     load_tensor_tables(ctx, a, B, G, xq);
-  } else {
-    for (int t : ctx.block_threads(n1 * S)) {
-      const int i = t / S, q = t - i * S;
-      B[t] = q < m1 ? a.Bt[i * m1 + q] : 0.0;
-    }
-    for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
-  }
-  if constexpr (Colloc) {
-    if constexpr (Row == 0) {
+    if (Colloc)
       for (int i : ctx.block_threads(m1 * m1)) Dq[i] = a.Dq[i];
-    } else {
-      for (int t : ctx.block_threads(m1 * S)) {
-        const int r = t / S, q = t - r * S;
-        Dq[t] = q < m1 ? a.Dq[r * m1 + q] : 0.0;
-      }
-    }
+  } else {
+    load_padded_rows(ctx, B.data(), a.Bt, n1, m1, S);
+    for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
+    if (Colloc) load_padded_rows(ctx, Dq.data(), a.Dq, m1, m1, S);
   }
   if constexpr (Nodal) {
     pipelined_steps<GatherRow>(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
@@ -586,7 +595,7 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
     pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
       if (OnTheFly && valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
       if constexpr (SharedW) {  // in flight during the x stage; waited for before its barrier
-        if (valid)
+        if (valid && c == 0)  // the element's later components (steps) find it there
           for (int q : ctx.item_threads(nq)) copy_async(ctx, &Ws[q], &a.qdata[e * nq + q]);
         async_commit();
       }

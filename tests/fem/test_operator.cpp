@@ -239,14 +239,19 @@ TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
   // first two (p = 1, 2, 4). From p = 10 the reference is the same host quadrature summed point
   // by point instead of through the element matrix. p = 12 is left out of the AddressSanitizer
   // build, where its reference alone takes minutes; HighestOrders checks its kernels there.
+  // p = 7 and 10 also with 3 components: an item then walks one step per component of an
+  // element, and stored mass at bounds 10 and 12 keeps the element's w det J in shared memory
+  // across those steps (HexPolicy::shared_w).
   const Mesh mesh = generate_mesh("box:hex:1x1x1:perturb=0.2");
   struct Case {
     int p, degree;
     QuadratureType type = QuadratureType::Gauss;
+    int comps = 1;
   };
-  for (const Case& k : {Case{5, -1}, Case{6, -1}, Case{7, -1}, Case{8, -1}, Case{10, -1},
-                        Case{10, -1, QuadratureType::GaussLobatto}, Case{12, -1},
-                        Case{12, -1, QuadratureType::GaussLobatto}, Case{2, 29}})
+  constexpr QuadratureType kGauss = QuadratureType::Gauss, kLobatto = QuadratureType::GaussLobatto;
+  for (const Case& k : {Case{5, -1}, Case{6, -1}, Case{7, -1}, Case{7, -1, kGauss, 3}, Case{8, -1}, Case{10, -1},
+                        Case{10, -1, kGauss, 3}, Case{10, -1, kLobatto}, Case{12, -1}, Case{12, -1, kLobatto},
+                        Case{2, 29}})
     for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion})
       for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
         if (kind == OperatorKind::Mass && k.type == QuadratureType::GaussLobatto) continue;  // not exact
@@ -254,8 +259,9 @@ TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
         if (k.p == 12) continue;
 #endif
         SCOPED_TRACE(std::string(name(kind)) + " p=" + std::to_string(k.p) + " degree " + std::to_string(k.degree) +
-                     " " + name(gs) + (k.type == QuadratureType::GaussLobatto ? " Gauss-Lobatto" : ""));
-        const H1Space space(mesh, k.p, 1);
+                     " c=" + std::to_string(k.comps) + " " + name(gs) +
+                     (k.type == QuadratureType::GaussLobatto ? " Gauss-Lobatto" : ""));
+        const H1Space space(mesh, k.p, k.comps);
         OperatorOptions opt;
         opt.degree = k.degree;
         opt.geometry = gs;
@@ -267,8 +273,9 @@ TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
 TEST_P(OperatorTest, HighestOrdersIntegrateExactlyAndMatchTheSerialBackend) {
   // p = 12 on hexahedra takes the bound-14 kernel, p = 13 and 16 the run-time-size kernel; on
   // the GPU the latter's element buffers (diffusion with q = p + 2 from p = 13) are over a
-  // block's shared memory and live in device memory (items_may_spill). A host-assembled reference costs nd^2 nq per element here (4913^2
-  // x 5832 at p = 16), so the checks are exact integrals and the serial backend instead:
+  // block's shared memory and live in device memory (items_may_spill). A host-assembled
+  // reference costs nd^2 nq per element here (4913^2 x 5832 at p = 16), so the checks are
+  // exact integrals and the serial backend instead:
   // - the mesh tiles the unit cube (interior vertex perturbed, faces shared), so with
   //   trilinear geometry and exact quadrature 1^T M 1 = 1 and, for the nodal interpolant of
   //   the linear u = x (exact in Q_p), u^T A u = int |grad x|^2 = 1; A 1 = 0;
