@@ -177,6 +177,8 @@ Interpolator::Interpolator(const H1Space& space, Geometry g, const QuadratureRul
     for (int i = 0; i < nd1_; ++i)
       for (int q = 0; q < nq1_; ++q)  // the nodal basis at its own nodes: 0 or 1 up to rounding
         if (std::abs(Bt(i, q) - (i == q ? 1.0 : 0.0)) > 1e-14) nodal_points_ = false;
+    Bt_host_.assign(Bt.data(), Bt.data() + Bt.size());
+    x1d_host_ = x1;
     Bt_ = exec.on_device() ? Bt.to_device() : Bt;
     Gt_ = exec.on_device() ? Gt.to_device() : Gt;
     auto xh = Array<double, 1>::from("interp_x1d", std::span<const double>(x1), exec.space());
@@ -458,6 +460,8 @@ void Interpolator::fill_args(ia::Args& a) const {
   a.Bt = Bt_.data();
   a.Gt = Gt_.data();
   a.x1d = tensor_ ? x1d_.data() : nullptr;
+  a.host_Bt = tensor_ ? Bt_host_.data() : nullptr;
+  a.host_x1d = tensor_ ? x1d_host_.data() : nullptr;
   a.Dq = tensor_ ? Dq_.data() : nullptr;
   a.nodal_points = nodal_points_;
   a.X = X_.size() ? X_.data() : nullptr;
@@ -581,12 +585,18 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* 
     const ia::OperatorRows rows = ia::operator_rows(geom_, diffusion, on_the_fly, n1, m1, nodal_points_);
     const int S = rows.points, np = m1 * m1 * S;
     const int ub = ia::gather_buffers(k, comps_) * n1 * n1 * rows.gathered;
+    if (rows.lines) {  // hex_mass_lines
+      c.add<double>(on_the_fly ? m1 : 0).add<double>(on_the_fly ? m1 * m1 * ia::line_row(m1) : 0);
+      it.add<int>(k * nd_).add<double>(ub).add<double>(m1 * n1 * n1).add<double>(m1 * m1 * ia::line_row(n1))
+          .add<double>(nx).add<double>(on_the_fly ? 8 * 3 : 0).add<double>(on_the_fly ? 0 : m1 * m1 * ia::line_row(m1));
+    } else {
     c.add<double>(n1 * S).add<double>(split ? n1 * m1 : 0).add<double>(m1).add<double>(colloc ? m1 * S : 0);
     it.add<int>(k * nd_).add<double>(ub).add<double>(colloc ? 3 * np : n1 * n1 * S)
         .add<double>(split ? n1 * n1 * m1 : 0).add<double>(colloc ? (nodal ? 0 : np) : n1 * m1 * S)
         .add<double>(split ? n1 * m1 * m1 : 0).add<double>(split ? n1 * m1 * m1 : 0)
         .add<double>(bounded ? 0 : nq_).add<double>(split ? nq_ : 0).add<double>(split ? nq_ : 0).add<double>(nx)
-        .add<double>(on_the_fly ? 8 * 3 : 0).add<double>(rows.shared_w ? nq_ : 0);
+        .add<double>(on_the_fly ? 8 * 3 : 0);
+    }
   }
   *item = it.bytes();
   *common = c.bytes();

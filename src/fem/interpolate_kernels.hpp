@@ -60,6 +60,8 @@ struct Args {
   double* e_out = nullptr;      // transpose: E-vector (ne, comps, nd)
   PointMap v, rg, pg;           // values, reference gradients, gradients
   int corner[8][3] = {};        // reference vertex coordinates (0/1) of the first-order map
+  const double* host_Bt = nullptr;   // tensor: host copies of Bt and x1d (launches that put the
+  const double* host_x1d = nullptr;  // tables in the kernel's parameters; never read on the device)
 };
 
 // ------------------------------------------------------------------ geometry at a point

@@ -23,8 +23,12 @@ struct HexOperator {
   static constexpr int max_registers = Policy::max_registers;
   static constexpr bool items_may_spill = MaxN == 0;
   Args a;
+  /// The line kernel's 1-D tables (launch_operator fills them), in the kernel's parameters
+  struct NoTables {};
+  [[no_unique_address]] std::conditional_t<Policy::lines, LineTables<MaxN>, NoTables> t{};
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
-    hex_operator<Diffusion, OnTheFly, MaxN, Nodal>(ctx, a);
+    if constexpr (Policy::lines) hex_mass_lines<OnTheFly, MaxN>(ctx, a, t);
+    else hex_operator<Diffusion, OnTheFly, MaxN, Nodal>(ctx, a);
   }
 };
 
@@ -81,7 +85,10 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
 
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a) {
   with_operator_kernel(g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, [&]<class K>() {
-    launch(label, exec, t, K{a});
+    K k{a};
+    if constexpr (requires { typename K::Policy; })
+      if constexpr (K::Policy::lines) fill_line_tables(k.t, a);
+    launch(label, exec, t, k);
     return 0;
   });
 }
@@ -95,7 +102,7 @@ OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1,
   return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, [&]<class K>() {
     if constexpr (requires { typename K::Policy; }) {
       using P = typename K::Policy;
-      return OperatorRows{P::rows > 0 ? P::rows : nq1, P::gather_rows > 0 ? P::gather_rows : nd1, P::shared_w};
+      return OperatorRows{P::rows > 0 ? P::rows : nq1, P::gather_rows > 0 ? P::gather_rows : nd1, P::lines};
     } else {
       return OperatorRows{nq1, nd1, false};  // quadrilaterals: run-time rows
     }

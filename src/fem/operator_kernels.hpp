@@ -288,74 +288,203 @@ TESSERA_INTERP_UNROLL
   return s;
 }
 
-/// How the bounded kernels read the stored point factors of a thread's point column: inside
-/// the z loop as each point needs them (InLoop), one point ahead (Ahead: the next point's loads
-/// are in flight while this point is computed), or the whole column before the forward y stage
-/// (Column, mass only: MaxN more registers). Loads inside the loop left each iteration waiting
-/// on memory; the registers the early loads hold can cost occupancy instead, so the choice is
-/// per bucket (hex_operator; docs/benchmarks/operators.md has the measurements).
-enum class Fetch { InLoop, Ahead, Column };
+/// How the bounded diffusion kernels read the stored D of a thread's point column: inside the
+/// z loop as each point needs it (InLoop), or one point ahead (Ahead: the next point's loads
+/// are in flight while this point is computed). Loads inside the loop left each iteration
+/// waiting on memory; the registers the early loads hold can cost occupancy instead, so the
+/// choice is per bucket (HexPolicy; docs/benchmarks/operators.md has the measurements).
+enum class Fetch { InLoop, Ahead };
 
-/// Bounded hexahedron mass operator, the stages between the x contraction and its transpose
-/// for the thread of point column (qx, qy): forward y from A (k, j, qx), forward z, w det J,
-/// and transposed z into C0 (k, qy, qx). The column's values over k live in registers (MaxN
-/// entries).
-template <bool OnTheFly, int MaxN, int Row, Fetch How, bool SharedW>
-TESSERA_HOST_DEVICE inline void mass_column(const Args& a, index_t e, int qx, int qy, const double* B,
-                                            const double* xq, const double* A, const double* Xc, const double* Ws,
-                                            double* C0) {
-  const int n1 = a.nd1, m1 = a.nq1, S = row_length<Row>(m1);
-  constexpr bool column = !OnTheFly && !SharedW && How == Fetch::Column;
-  constexpr bool ahead = !OnTheFly && !SharedW && How == Fetch::Ahead;
-  const auto w_at = [&](int qz) {  // the stored w det J at point qz of the column
-    if constexpr (SharedW) {
-      return Ws[(qz * m1 + qy) * m1 + qx];  // copied to shared memory during the x stage
-    } else {
-      double w[1];
-      point_factor<3, false, false>(a, e, (qz * m1 + qy) * m1 + qx, nullptr, nullptr, w);
-      return w[0];
-    }
-  };
-  double cz[MaxN], tz[MaxN] = {}, wcol[column ? MaxN : 1] = {}, wnext = 0;
-  if constexpr (column) {
+// ------------------------------------------------------------------ line kernels
+// A bounded mass kernel in which each thread owns a whole 1-D line of an element per stage:
+// it loads the line's values once into registers and produces every output of the line from
+// them, with the 1-D table B held in the kernel's parameters. On the GPU those sit in constant
+// memory, and because every thread of a warp uses the same table entry at the same time (the
+// unrolled loops index B with compile-time offsets) the multiply-adds take the entry as an
+// operand directly: no load and no address arithmetic per multiply-add, one shared-memory load
+// per line entry instead of one per multiply-add. The point-column kernel it replaced (one
+// thread per (qx, qy) column, the tables in shared memory) spent about nine instructions per
+// multiply-add (Nsight Compute, H100, BP1 p = 6: 12% of its instructions were DFMA, 30%
+// address arithmetic); against it, in the same run (H100, 8M DOFs): BP1 and BP2 1.00-1.65x
+// stored, 1.19-1.58x on the fly, p = 1..10.
+
+/// The 1-D tables of a line kernel, copied into the kernel's parameters at launch. Index them
+/// only with compile-time indices (unrolled loops): a run-time index would make the compiler
+/// copy the struct to local memory.
+template <int MaxN>
+struct LineTables {
+  double B[MaxN * MaxN] = {};  // B(i, q) = l_i(x_q) at [i * MaxN + q]; zero past (nd1, nq1)
+  double x[MaxN] = {};         // the 1-D points
+};
+
+/// Fills t from the host copies of the tables (Args::host_Bt, host_x1d).
+template <int MaxN>
+inline void fill_line_tables(LineTables<MaxN>& t, const Args& a) {
+  for (int i = 0; i < a.nd1; ++i)
+    for (int q = 0; q < a.nq1; ++q) t.B[i * MaxN + q] = a.host_Bt[i * a.nq1 + q];
+  for (int q = 0; q < a.nq1; ++q) t.x[q] = a.host_x1d[q];
+}
+
+/// The row length of a buffer that threads read along its rows, one row per thread: n rounded
+/// up to an odd number, so that the rows of a warp's threads start in different banks.
+TESSERA_HOST_DEVICE constexpr int line_row(int n) { return n | 1; }
+
+/// v[k] = src[k * stride] for k < n (zero past n).
+template <int MaxN>
+TESSERA_HOST_DEVICE inline void load_line(double (&v)[MaxN], const double* src, int stride, int n) {
 TESSERA_INTERP_UNROLL
-    for (int qz = 0; qz < MaxN; ++qz)
-      if (qz < m1) wcol[qz] = w_at(qz);
+  for (int k = 0; k < MaxN; ++k) v[k] = k < n ? src[k * stride] : 0.0;
+}
+
+/// dst[k * stride] = v[k] for k < n.
+template <int MaxN>
+TESSERA_HOST_DEVICE inline void store_line(const double (&v)[MaxN], double* dst, int stride, int n) {
+TESSERA_INTERP_UNROLL
+  for (int k = 0; k < MaxN; ++k) {
+    if (k >= n) break;
+    dst[k * stride] = v[k];
   }
-  if constexpr (ahead) wnext = w_at(0);
-  forward_y_column<MaxN, Row>(a, qx, qy, B, A, cz);
-  const auto point = [&](int qz, double w) {
-    const double s = forward_z_point<MaxN, Row>(a, B, cz, qz);
+}
+
+/// out[o] = sum_{k < n} B(k, o) in[k] (nodes to points), or with Transposed sum_{k < n} B(o, k)
+/// in[k] (points to nodes), for every o < MaxN: k stops at the line's run-time length n (a
+/// uniform branch), o runs to the bound (the tables' zeros past the sizes).
+template <int MaxN, bool Transposed>
+TESSERA_HOST_DEVICE inline void line_contract(const LineTables<MaxN>& t, int n, const double (&in)[MaxN],
+                                              double (&out)[MaxN]) {
+TESSERA_INTERP_UNROLL
+  for (int o = 0; o < MaxN; ++o) out[o] = 0;
+TESSERA_INTERP_UNROLL
+  for (int k = 0; k < MaxN; ++k) {
+    if (k >= n) break;
+TESSERA_INTERP_UNROLL
+    for (int o = 0; o < MaxN; ++o) out[o] += t.B[Transposed ? o * MaxN + k : k * MaxN + o] * in[k];
+  }
+}
+
+/// det J of a first-order hexahedron along its x line (eta, zeta), from the monomial
+/// coefficients of multilinear_coefficients<3>: det J(xi) = d[0] + xi (d[1] + xi d[2]). The
+/// column d/dxi of J does not depend on xi and the other two are linear in it, so that a line
+/// costs one triple product's worth of set-up and each point two multiply-adds.
+TESSERA_HOST_DEVICE inline void line_determinant(const double* Xc, double eta, double zeta, double d[3]) {
+  double c0[3], a1[3], b1[3], a2[3], b2[3];  // J's columns: c0, a1 + xi b1, a2 + xi b2
+TESSERA_INTERP_UNROLL
+  for (int r = 0; r < 3; ++r) {  // Xc[S * 3 + r], S the set of directions (bit 0: xi)
+    c0[r] = Xc[3 + r] + Xc[9 + r] * eta + (Xc[15 + r] + Xc[21 + r] * eta) * zeta;
+    a1[r] = Xc[6 + r] + Xc[18 + r] * zeta;
+    b1[r] = Xc[9 + r] + Xc[21 + r] * zeta;
+    a2[r] = Xc[12 + r] + Xc[18 + r] * eta;
+    b2[r] = Xc[15 + r] + Xc[21 + r] * eta;
+  }
+  const auto triple = [&](const double* u, const double* v) {  // c0 . (u x v)
+    return c0[0] * (u[1] * v[2] - u[2] * v[1]) + c0[1] * (u[2] * v[0] - u[0] * v[2]) +
+           c0[2] * (u[0] * v[1] - u[1] * v[0]);
+  };
+  d[0] = triple(a1, a2);
+  d[1] = triple(a1, b2) + triple(b1, a2);
+  d[2] = triple(b1, b2);
+}
+
+/// Bounded hexahedron mass operator by lines. Per (element, component) step: z, then y, by
+/// lines along those directions into T1 (qz, j, i) and T2 (qz, qy, i; rows of line_row(n1));
+/// x, the point factor and the transposed x in place along T2's rows; the transposed y into
+/// T1; the transposed z and the scatter. Stored w det J is copied to Ws (rows of
+/// line_row(m1)) with cp.async during the z and y stages, once per element; on the fly the
+/// block keeps the rule's weights in Wq (the same rows) and det J comes from line_determinant.
+template <bool OnTheFly, int MaxN>
+TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const LineTables<MaxN>& t) {
+  const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, nq = a.nq, n2 = n1 * n1;
+  const int R = line_row(n1), Rw = line_row(m1);
+  auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);
+  auto Wq = ctx.shared_common<double>(OnTheFly ? m1 * m1 * Rw : 0);
+  auto idxs = ctx.shared_item<int>(a.chunk * nd);
+  auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * nd);
+  auto T1 = ctx.shared_item<double>(m1 * n2);
+  auto T2 = ctx.shared_item<double>(m1 * m1 * R);
+  auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
+  auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);
+  auto Ws = ctx.shared_item<double>(OnTheFly ? 0 : m1 * m1 * Rw);
+  if constexpr (OnTheFly) {
+    for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
+    for (int q : ctx.block_threads(nq)) {  // once per block: a division per entry is affordable
+      const int line = q / m1;
+      Wq[line * Rw + (q - line * m1)] = a.wq[q];
+    }
+  }
+  pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
     if constexpr (OnTheFly) {
-      const double xi[3] = {xq[qx], xq[qy], xq[qz]};
-      double F[1];
-      point_factor<3, false, true>(a, e, (qz * m1 + qy) * m1 + qx, Xc, xi, F);
-      w = F[0];
+      if (valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
+    } else {
+      if (valid && c == 0)  // the element's later components (steps) find it there
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1))
+            for (int qz = 0; qz < m1; ++qz)
+              copy_async(ctx, &Ws[(qz * m1 + qy) * Rw + qx], &a.qdata[e * nq + (qz * m1 + qy) * m1 + qx]);
+      async_commit();
     }
-    const double p0 = w * s;
+    double in[MaxN], out[MaxN];
+    // z: T1(qz, j, i) = sum_k B(k, qz) u(k, j, i)
+    if (valid)
+      for (int j : ctx.threads_y(n1))
+        for (int i : ctx.threads_x(n1)) {
+          load_line(in, &u[j * n1 + i], n2, n1);
+          line_contract<MaxN, false>(t, n1, in, out);
+          store_line(out, &T1[j * n1 + i], n2, m1);
+        }
+    ctx.sync();
+    // y: T2(qz, qy, i) = sum_j B(j, qy) T1(qz, j, i)
+    if (valid)
+      for (int qz : ctx.threads_y(m1))
+        for (int i : ctx.threads_x(n1)) {
+          load_line(in, &T1[qz * n2 + i], n1, n1);
+          line_contract<MaxN, false>(t, n1, in, out);
+          store_line(out, &T2[qz * m1 * R + i], R, m1);
+        }
+    if constexpr (!OnTheFly) async_wait(false);
+    ctx.sync();
+    // x, the point factor and the transposed x along the rows of T2, in place
+    if (valid)
+      for (int qz : ctx.threads_y(m1))
+        for (int qy : ctx.threads_x(m1)) {
+          double* row = &T2[(qz * m1 + qy) * R];
+          const double* w = OnTheFly ? &Wq[(qz * m1 + qy) * Rw] : &Ws[(qz * m1 + qy) * Rw];
+          double d[3] = {};
+          if constexpr (OnTheFly) line_determinant(Xc.data(), xq[qy], xq[qz], d);
+          load_line(in, row, 1, n1);
+          line_contract<MaxN, false>(t, n1, in, out);
 TESSERA_INTERP_UNROLL
-    for (int k = 0; k < MaxN; ++k)
-      if (k < n1) tz[k] += B[k * S + qz] * p0;
-  };
-  if constexpr (column) {
+          for (int qx = 0; qx < MaxN; ++qx) {
+            if (qx >= m1) break;
+            if constexpr (OnTheFly) out[qx] *= w[qx] * (d[0] + t.x[qx] * (d[1] + t.x[qx] * d[2]));
+            else out[qx] *= w[qx];
+          }
+          line_contract<MaxN, true>(t, m1, out, in);
+          store_line(in, row, 1, n1);
+        }
+    ctx.sync();
+    // transposed y: T1(qz, j, i) = sum_qy B(j, qy) T2(qz, qy, i)
+    if (valid)
+      for (int qz : ctx.threads_y(m1))
+        for (int i : ctx.threads_x(n1)) {
+          load_line(in, &T2[qz * m1 * R + i], R, m1);
+          line_contract<MaxN, true>(t, m1, in, out);
+          store_line(out, &T1[qz * n2 + i], n1, n1);
+        }
+    ctx.sync();
+    // transposed z and the scatter: y(k, j, i) += sum_qz B(k, qz) T1(qz, j, i)
+    const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
+    if (valid)
+      for (int j : ctx.threads_y(n1))
+        for (int i : ctx.threads_x(n1)) {
+          load_line(in, &T1[j * n1 + i], n2, m1);
+          line_contract<MaxN, true>(t, m1, in, out);
 TESSERA_INTERP_UNROLL
-    for (int qz = 0; qz < MaxN; ++qz)
-      if (qz < m1) point(qz, wcol[qz]);
-  } else {
-    for (int qz = 0; qz < m1; ++qz) {
-      double w = 0;
-      if constexpr (ahead) {
-        w = wnext;
-        if (qz + 1 < m1) wnext = w_at(qz + 1);
-      } else if constexpr (!OnTheFly) {
-        w = w_at(qz);
-      }
-      point(qz, w);
-    }
-  }
-TESSERA_INTERP_UNROLL
-  for (int k = 0; k < MaxN; ++k)
-    if (k < n1) C0[(k * m1 + qy) * S + qx] = tz[k];
+          for (int k = 0; k < MaxN; ++k) {
+            if (k >= n1) break;
+            store_result(a, el_idxs, e, c, (k * n1 + j) * n1 + i, out[k]);
+          }
+        }
+  });
 }
 
 // Bounded hexahedron diffusion by collocated gradients: the values are interpolated to the
@@ -463,45 +592,36 @@ TESSERA_INTERP_UNROLL
 
 /// Per-bucket choices of the bounded hexahedron kernels, each measured on the H100 at 8M DOFs
 /// against the alternative (docs/benchmarks/operators.md):
-/// - w det J: the whole column read ahead gained 8-22% on BP1 at bounds 4, 6 and 10 over
-///   reading it in the z loop, but lost 2-5% at bound 8 (72 -> 107 registers).
 /// - D one point ahead gained 40-54% on BP5 and 3-10% on BP3, except at bound 4 (BP3 -16%).
 /// - max_registers = 128 (core's team_kernel_limited; a few spills) where the kernel would use
 ///   more: stored diffusion at bounds 8-12 (BP5 p = 6, 7 +11-15%, BP3 p = 10 +30%; not the
-///   points-at-the-nodes bound 12, BP5 p = 10 -19%); on the fly, mass at bounds 4, 10, 12
-///   (+4-44%), diffusion at bounds 8-12 (+4-39%, one case -2%) and the points-at-the-nodes
-///   bound 6 (+21-27%; at bounds 8-12 it lost 8-14%). Stored mass at bound 10 capped at 96
-///   gained 4-5% (BP1 p = 7, 8); tighter caps elsewhere (mass 48-112, diffusion at bounds 4
-///   and 6 64-112) lost up to 28%. Gauss diffusion at bound 14 (p = 11, 12) stays uncapped:
+///   points-at-the-nodes bound 12, BP5 p = 10 -19%); on the fly, diffusion at bounds 8-12
+///   (+4-39%, one case -2%) and the points-at-the-nodes bound 6 (+21-27%; at bounds 8-12 it
+///   lost 8-14%). Tighter caps (diffusion at bounds 4 and 6 64-112) lost up to 28%. The mass
+///   kernel by lines takes 56-127 registers and needs no cap. Gauss diffusion at bound 14 (p = 11, 12) stays uncapped:
 ///   capped at 128 it spilled 430-440 bytes and ran stored BP3 0.66-0.92x and on-the-fly
 ///   p = 12 0.75x of uncapped (on the fly p = 11 1.20x); uncapped it is never slower than the
 ///   run-time-size kernel it replaces.
 /// - Rows padded to MaxN (rows, row_length) against run-time rows, same run: Gauss diffusion
 ///   1.03-1.88x at p = 3..12 (stored BP3 p = 10 1.62x, p = 11 1.88x; fewer registers: bound 12
 ///   296 -> 40 bytes spilled), on the fly also at bound 4 (p = 2 1.05x; stored p = 2 0.92x);
-///   mass on the fly at bounds 10-14 1.09-1.17x and stored at bound 10 1.03-1.06x, but stored
-///   at bounds 6, 8, 12 0.88-0.97x and on the fly at bounds 6, 8 0.74-0.95x; Gauss-Lobatto
+///   Gauss-Lobatto
 ///   (point data padded, gathered values not) stored at bound 10 1.04-1.07x, on the fly at
 ///   bound 12 1.29-1.73x, but on the fly at bound 10 0.53-0.75x (171 registers: 3 elements
 ///   per SM instead of 4); elsewhere within 3%. Gauss-Lobatto with the gathered values
 ///   padded too (gather_rows), against the point data alone: stored 1.02-1.68x at bounds
 ///   6-14 (p = 4..13; 0.97-1.02x at bound 4), on the fly 1.00-1.15x at bounds 6, 8 and 14,
 ///   but 0.66-0.87x at bounds 10 and 12.
-/// - Stored mass with the element's w det J in shared memory (shared_w) against reading it in
-///   the z loop: BP1 and BP2 1.05-1.15x at bounds 10 and 12 (p = 7..10; bound 12 100 registers
-///   instead of 128), but 0.91-0.95x at bounds 4 and 6, 0.91-1.00x at bound 8 and 0.85x and
-///   1.23-1.30x at bound 14 (p = 11, 12).
+/// - Mass runs by lines at every bound (hex_mass_lines; 1.00-1.65x of the point-column kernel).
 template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal>
 struct HexPolicy {
-  static constexpr Fetch w_fetch = MaxN == 8 ? Fetch::InLoop : Fetch::Column;
   static constexpr Fetch d_fetch = Nodal || MaxN != 4 ? Fetch::Ahead : Fetch::InLoop;
   static constexpr bool capped =
-      OnTheFly ? (Diffusion ? (Nodal ? MaxN == 6 : MaxN >= 8 && MaxN != 14) : (MaxN == 4 || MaxN >= 10))
-               : Diffusion && MaxN >= 8 && MaxN != 14 && !(Nodal && MaxN >= 12);
-  static constexpr int max_registers = capped ? 128 : !OnTheFly && !Diffusion && MaxN == 10 ? 96 : 0;
+      Diffusion && (OnTheFly ? (Nodal ? MaxN == 6 : MaxN >= 8 && MaxN != 14)
+                             : MaxN >= 8 && MaxN != 14 && !(Nodal && MaxN >= 12));
+  static constexpr int max_registers = capped ? 128 : 0;
   static constexpr bool pad_rows() {
-    if (MaxN == 0) return false;
-    if (!Diffusion) return MaxN == 10 || (OnTheFly && MaxN > 10);
+    if (MaxN == 0 || !Diffusion) return false;  // mass: the line kernel lays out its own rows
     if (!Nodal) return OnTheFly || MaxN >= 6;
     return MaxN >= 6 && !(OnTheFly && MaxN == 10);
   }
@@ -511,17 +631,16 @@ struct HexPolicy {
   /// With the points at the nodes the gathered values are the point values: their rows padded
   /// too (pipelined_steps' Row), except on the fly at bound 12
   static constexpr int gather_rows = Nodal && padded && !(OnTheFly && MaxN == 12) ? MaxN : 0;
-  /// Stored mass at bounds 10 and 12: the element's w det J copied to shared memory during the
-  /// x stage, instead of each point's factor read from device memory inside the z loop
-  static constexpr bool shared_w = !Diffusion && !OnTheFly && (MaxN == 10 || MaxN == 12);
+  /// Mass by lines (hex_mass_lines)
+  static constexpr bool lines = !Diffusion && MaxN > 0;
 };
 
 /// Hexahedra: as quad_operator, in variants by MaxN, a compile-time bound on the nodes and
 /// points per direction (0: run-time sizes, any p and q). With a bound every contraction loop
-/// is unrolled, the Reused rows and columns live in registers, the stages between the x
-/// contraction and its transpose run along point columns (mass_column), and diffusion takes
-/// collocated gradients (colloc_*); docs/benchmarks/operators.md has the measurements. The
-/// run-time variant carries the x, y and z derivative parts through shared buffers.
+/// is unrolled, the Reused rows and columns live in registers, and diffusion takes collocated
+/// gradients (colloc_*); docs/benchmarks/operators.md has the measurements. The bounded mass
+/// kernels are hex_mass_lines. The run-time variant carries the x, y and z derivative parts
+/// through shared buffers.
 template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal = false>
 TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, nq = a.nq;
@@ -530,7 +649,7 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   constexpr bool Split = Diffusion && MaxN == 0;       // derivative parts carried separately
   constexpr bool Colloc = Diffusion && MaxN > 0;       // collocated gradients
   static_assert(!Nodal || Colloc, "the points-at-the-nodes path is a collocated-gradient diffusion");
-  constexpr Fetch w_fetch = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::w_fetch;
+  static_assert(Diffusion || MaxN == 0, "the bounded mass kernels run by lines (hex_mass_lines)");
   constexpr Fetch d_fetch = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::d_fetch;
   // rows of length S (row_length): B (n1, S), Dq (m1, S), A (n1, n1, S), C0 (n1, m1, S), P and
   // Vs (m1, m1, S); S = m1 in the run-time-size kernel
@@ -558,10 +677,6 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   auto P2 = ctx.shared_item<double>(Split ? nq : 0);
   auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
   auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);  // read after the next barriers
-  // SharedW: the element's stored w det J, copied during the x stage (read in the z loop)
-  constexpr bool SharedW = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::shared_w;
-  View<double, 1> Ws;  // carved only where used: a carving changes every kernel's code
-  if constexpr (SharedW) Ws = ctx.shared_item<double>(nq);
   if constexpr (Row == 0) {
     load_tensor_tables(ctx, a, B, G, xq);
     if (Colloc)
@@ -594,11 +709,6 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
   } else {
     pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
       if (OnTheFly && valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
-      if constexpr (SharedW) {  // in flight during the x stage; waited for before its barrier
-        if (valid && c == 0)  // the element's later components (steps) find it there
-          for (int q : ctx.item_threads(nq)) copy_async(ctx, &Ws[q], &a.qdata[e * nq + q]);
-        async_commit();
-      }
       const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
       // forward x: A(k, j, qx) = sum_i B(i, qx) u(k, j, i); Ag with G
       if (valid)
@@ -620,7 +730,6 @@ TESSERA_INTERP_UNROLL
               if (Split) Ag[(k * n1 + j) * m1 + qx] = t;
             }
           }
-      if constexpr (SharedW) async_wait(false);
       ctx.sync();
       if constexpr (Colloc) {
         // A -> point values (C0's region) -> P (A's region) -> transposed gradient and z into C0
@@ -638,12 +747,6 @@ TESSERA_INTERP_UNROLL
           for (int qy : ctx.threads_y(m1))
             for (int qx : ctx.threads_x(m1))
               colloc_transpose<MaxN, Row, false>(a, e, c, el_idxs, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
-      } else if constexpr (MaxN > 0) {
-        if (valid)
-          for (int qy : ctx.threads_y(m1))
-            for (int qx : ctx.threads_x(m1))
-              mass_column<OnTheFly, MaxN, Row, w_fetch, SharedW>(a, e, qx, qy, B.data(), xq.data(), A.data(),
-                                                                 Xc.data(), Ws.data(), C0.data());
       } else {
         // forward y: C0(k, qy, qx) = sum_j B(j, qy) A(k, j, qx); C1 = B Ag (d/dx); C2 = G A (d/dy)
         if (valid)
@@ -810,7 +913,7 @@ bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, in
 struct OperatorRows {
   int points;
   int gathered;
-  bool shared_w;  // HexPolicy::shared_w: the element's w det J in shared memory (nq doubles)
+  bool lines;     // HexPolicy::lines: the mass kernel by lines (hex_mass_lines), its own layout
 };
 OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points);
 /// Launches the fused operator of geometry g (quadrilateral or hexahedron); a.on_the_fly
