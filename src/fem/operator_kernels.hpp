@@ -346,19 +346,46 @@ TESSERA_INTERP_UNROLL
   }
 }
 
+/// out[o] = sum_{k < K} B(k, o) in[k] (nodes to points), or with Transposed sum_{k < K} B(o, k)
+/// in[k] (points to nodes), for every o < MaxN, straight-line code.
+template <int MaxN, int K, bool Transposed>
+TESSERA_HOST_DEVICE inline void line_contract_fixed(const LineTables<MaxN>& t, const double (&in)[MaxN],
+                                                    double (&out)[MaxN]) {
+  const auto b = [&](int k, int o) { return t.B[Transposed ? o * MaxN + k : k * MaxN + o]; };
+TESSERA_INTERP_UNROLL
+  for (int o = 0; o < MaxN; ++o) out[o] = b(0, o) * in[0];
+TESSERA_INTERP_UNROLL
+  for (int k = 1; k < K; ++k)
+TESSERA_INTERP_UNROLL
+    for (int o = 0; o < MaxN; ++o) out[o] += b(k, o) * in[k];
+}
+
 /// out[o] = sum_{k < n} B(k, o) in[k] (nodes to points), or with Transposed sum_{k < n} B(o, k)
-/// in[k] (points to nodes), for every o < MaxN: k stops at the line's run-time length n (a
-/// uniform branch), o runs to the bound (the tables' zeros past the sizes).
-template <int MaxN, bool Transposed>
+/// in[k] (points to nodes), for every o < MaxN (the tables' zeros past the sizes), n the
+/// line's run-time length (in[k] zero from n). Straight: one uniform branch picks
+/// line_contract_fixed for n = MaxN, MaxN - 1 or MaxN - 2 (every p with q = p + 2 Gauss points;
+/// other lengths run to MaxN over the zeros). Else a loop that stops at n, a uniform branch per
+/// k. Measured against the loop in the same H100 run (8M DOFs): BP1/BP2 stored 1.01-1.08x at
+/// bounds 4 and 6 (p = 1..4), on the fly 0.96-1.02x; at bound 8 0.94-1.05x stored and
+/// 0.88-0.90x on the fly (92 registers instead of 71, 30% occupancy instead of 42%); from
+/// bound 10 the straight-line code holds too many table entries at once (190 to 255
+/// registers, spilling at 12 and 14). The kernel uses it at bounds 4 and 6.
+template <int MaxN, bool Transposed, bool Straight>
 TESSERA_HOST_DEVICE inline void line_contract(const LineTables<MaxN>& t, int n, const double (&in)[MaxN],
                                               double (&out)[MaxN]) {
+  if constexpr (Straight) {
+    if (n == MaxN - 1) return line_contract_fixed<MaxN, MaxN - 1, Transposed>(t, in, out);
+    if (n == MaxN - 2) return line_contract_fixed<MaxN, MaxN - 2, Transposed>(t, in, out);
+    line_contract_fixed<MaxN, MaxN, Transposed>(t, in, out);
+  } else {
 TESSERA_INTERP_UNROLL
-  for (int o = 0; o < MaxN; ++o) out[o] = 0;
+    for (int o = 0; o < MaxN; ++o) out[o] = 0;
 TESSERA_INTERP_UNROLL
-  for (int k = 0; k < MaxN; ++k) {
-    if (k >= n) break;
+    for (int k = 0; k < MaxN; ++k) {
+      if (k >= n) break;
 TESSERA_INTERP_UNROLL
-    for (int o = 0; o < MaxN; ++o) out[o] += t.B[Transposed ? o * MaxN + k : k * MaxN + o] * in[k];
+      for (int o = 0; o < MaxN; ++o) out[o] += t.B[Transposed ? o * MaxN + k : k * MaxN + o] * in[k];
+    }
   }
 }
 
@@ -395,6 +422,7 @@ template <bool OnTheFly, int MaxN>
 TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const LineTables<MaxN>& t) {
   const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, nq = a.nq, n2 = n1 * n1;
   const int R = line_row(n1), Rw = line_row(m1);
+  constexpr bool Straight = MaxN <= 6;  // line_contract
   auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);
   auto Wq = ctx.shared_common<double>(OnTheFly ? m1 * m1 * Rw : 0);
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
@@ -428,7 +456,7 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
       for (int j : ctx.threads_y(n1))
         for (int i : ctx.threads_x(n1)) {
           load_line(in, &u[j * n1 + i], n2, n1);
-          line_contract<MaxN, false>(t, n1, in, out);
+          line_contract<MaxN, false, Straight>(t, n1, in, out);
           store_line(out, &T1[j * n1 + i], n2, m1);
         }
     ctx.sync();
@@ -437,7 +465,7 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
       for (int qz : ctx.threads_y(m1))
         for (int i : ctx.threads_x(n1)) {
           load_line(in, &T1[qz * n2 + i], n1, n1);
-          line_contract<MaxN, false>(t, n1, in, out);
+          line_contract<MaxN, false, Straight>(t, n1, in, out);
           store_line(out, &T2[qz * m1 * R + i], R, m1);
         }
     if constexpr (!OnTheFly) async_wait(false);
@@ -451,14 +479,14 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
           double d[3] = {};
           if constexpr (OnTheFly) line_determinant(Xc.data(), xq[qy], xq[qz], d);
           load_line(in, row, 1, n1);
-          line_contract<MaxN, false>(t, n1, in, out);
+          line_contract<MaxN, false, Straight>(t, n1, in, out);
 TESSERA_INTERP_UNROLL
           for (int qx = 0; qx < MaxN; ++qx) {
             if (qx >= m1) break;
             if constexpr (OnTheFly) out[qx] *= w[qx] * (d[0] + t.x[qx] * (d[1] + t.x[qx] * d[2]));
             else out[qx] *= w[qx];
           }
-          line_contract<MaxN, true>(t, m1, out, in);
+          line_contract<MaxN, true, Straight>(t, m1, out, in);
           store_line(in, row, 1, n1);
         }
     ctx.sync();
@@ -467,7 +495,7 @@ TESSERA_INTERP_UNROLL
       for (int qz : ctx.threads_y(m1))
         for (int i : ctx.threads_x(n1)) {
           load_line(in, &T2[qz * m1 * R + i], R, m1);
-          line_contract<MaxN, true>(t, m1, in, out);
+          line_contract<MaxN, true, Straight>(t, m1, in, out);
           store_line(out, &T1[qz * n2 + i], n1, n1);
         }
     ctx.sync();
@@ -477,7 +505,7 @@ TESSERA_INTERP_UNROLL
       for (int j : ctx.threads_y(n1))
         for (int i : ctx.threads_x(n1)) {
           load_line(in, &T1[j * n1 + i], n2, m1);
-          line_contract<MaxN, true>(t, m1, in, out);
+          line_contract<MaxN, true, Straight>(t, m1, in, out);
 TESSERA_INTERP_UNROLL
           for (int k = 0; k < MaxN; ++k) {
             if (k >= n1) break;
