@@ -185,6 +185,7 @@ Interpolator::Interpolator(const H1Space& space, Geometry g, const QuadratureRul
     x1d_ = xh;
     // D(a, r) = l_r'(x_a), the derivatives of the Lagrange basis on the 1-D points at those points
     const Array<double, 2> D = LagrangeBasis1D(x1).derivatives(std::span<const double>(x1));
+    Dq_host_.assign(D.data(), D.data() + D.size());
     Dq_ = Array<double, 1>::from("interp_Dq", std::span<const double>(D.data(), std::size_t(D.size())), exec.space());
   } else {
     const BasisTables t = tabulate(basis, rule_);
@@ -462,6 +463,7 @@ void Interpolator::fill_args(ia::Args& a) const {
   a.x1d = tensor_ ? x1d_.data() : nullptr;
   a.host_Bt = tensor_ ? Bt_host_.data() : nullptr;
   a.host_x1d = tensor_ ? x1d_host_.data() : nullptr;
+  a.host_Dq = tensor_ ? Dq_host_.data() : nullptr;
   a.Dq = tensor_ ? Dq_.data() : nullptr;
   a.nodal_points = nodal_points_;
   a.X = X_.size() ? X_.data() : nullptr;
@@ -585,7 +587,11 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* 
     const ia::OperatorRows rows = ia::operator_rows(geom_, diffusion, on_the_fly, n1, m1, nodal_points_);
     const int S = rows.points, np = m1 * m1 * S;
     const int ub = ia::gather_buffers(k, comps_) * n1 * n1 * rows.gathered;
-    if (rows.lines) {  // hex_mass_lines
+    if (rows.lines && diffusion) {  // hex_diffusion_lines: gathered rows of bound + 1
+      const int U = ia::operator_bound(geom_, n1, m1) + 1;
+      it.add<int>(k * nd_).add<double>(ia::gather_buffers(k, comps_) * m1 * m1 * U)
+          .add<double>(3 * m1 * m1 * ia::line_row(m1)).add<double>(0);
+    } else if (rows.lines) {  // hex_mass_lines
       c.add<double>(on_the_fly ? m1 : 0).add<double>(on_the_fly ? m1 * m1 * ia::line_row(m1) : 0);
       it.add<int>(k * nd_).add<double>(ub).add<double>(m1 * n1 * n1).add<double>(m1 * m1 * ia::line_row(n1))
           .add<double>(nx).add<double>(on_the_fly ? 8 * 3 : 0).add<double>(on_the_fly ? 0 : m1 * m1 * ia::line_row(m1));

@@ -62,6 +62,7 @@ struct Args {
   int corner[8][3] = {};        // reference vertex coordinates (0/1) of the first-order map
   const double* host_Bt = nullptr;   // tensor: host copies of Bt and x1d (launches that put the
   const double* host_x1d = nullptr;  // tables in the kernel's parameters; never read on the device)
+  const double* host_Dq = nullptr;
 };
 
 // ------------------------------------------------------------------ geometry at a point

@@ -317,11 +317,16 @@ struct LineTables {
   double x[MaxN] = {};         // the 1-D points
 };
 
-/// Fills t from the host copies of the tables (Args::host_Bt, host_x1d).
+/// Fills t from the host copies of the tables (Args::host_Bt, host_Dq with derivatives,
+/// host_x1d).
 template <int MaxN>
-inline void fill_line_tables(LineTables<MaxN>& t, const Args& a) {
-  for (int i = 0; i < a.nd1; ++i)
-    for (int q = 0; q < a.nq1; ++q) t.B[i * MaxN + q] = a.host_Bt[i * a.nq1 + q];
+inline void fill_line_tables(LineTables<MaxN>& t, const Args& a, bool derivatives) {
+  if (derivatives)  // B(r, a) = D(a, r): hex_diffusion_lines
+    for (int r = 0; r < a.nq1; ++r)
+      for (int q = 0; q < a.nq1; ++q) t.B[r * MaxN + q] = a.host_Dq[q * a.nq1 + r];
+  else
+    for (int i = 0; i < a.nd1; ++i)
+      for (int q = 0; q < a.nq1; ++q) t.B[i * MaxN + q] = a.host_Bt[i * a.nq1 + q];
   for (int q = 0; q < a.nq1; ++q) t.x[q] = a.host_x1d[q];
 }
 
@@ -515,6 +520,79 @@ TESSERA_INTERP_UNROLL
   });
 }
 
+/// Bounded hexahedron diffusion by lines with the points at the nodes (Gauss-Lobatto, q = p +
+/// 1; stored D): the line tables hold the derivative matrix, B(r, a) = D(a, r) = l_r'(x_a).
+/// Per (element, component) step: the reference gradient along x, y and z lines of the
+/// gathered values (rows of MaxN + 1) into G (3, m1, m1, line_row(m1)); D = w det J J^-1 J^-T
+/// applied point by point in place; the transposed derivatives along the same lines, in place;
+/// their sum at each node is the result (store_result).
+template <int MaxN>
+TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, const LineTables<MaxN>& t) {
+  const int m1 = a.nq1, nd = a.nd, nq = a.nq, R = line_row(m1), np = m1 * m1 * R;
+  constexpr int U = MaxN + 1;  // the gathered values' rows: odd, for the x lines
+  constexpr bool Straight = MaxN <= 6;
+  auto idxs = ctx.shared_item<int>(a.chunk * nd);
+  auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * m1 * m1 * U);
+  auto G = ctx.shared_item<double>(3 * np);
+  auto Xs = ctx.shared_item<double>(0);
+  pipelined_steps<U>(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double*) {
+    double in[MaxN], out[MaxN];
+    // reference gradient: G(d, qz, qy, qx) along lines in direction d
+    if (valid)
+      for (int y : ctx.threads_y(m1))
+        for (int x : ctx.threads_x(m1)) {
+          load_line(in, &u[(x * m1 + y) * U], 1, m1);  // x line (qz, qy) = (x, y)
+          line_contract<MaxN, false, Straight>(t, m1, in, out);
+          store_line(out, &G[(x * m1 + y) * R], 1, m1);
+          load_line(in, &u[y * m1 * U + x], U, m1);  // y line (qz, qx) = (y, x)
+          line_contract<MaxN, false, Straight>(t, m1, in, out);
+          store_line(out, &G[np + y * m1 * R + x], R, m1);
+          load_line(in, &u[y * U + x], m1 * U, m1);  // z line (qy, qx) = (y, x)
+          line_contract<MaxN, false, Straight>(t, m1, in, out);
+          store_line(out, &G[2 * np + y * R + x], m1 * R, m1);
+        }
+    ctx.sync();
+    // D G at each point, in place
+    if (valid)
+      for (int qy : ctx.threads_y(m1))
+        for (int qx : ctx.threads_x(m1))
+          for (int qz = 0; qz < m1; ++qz) {
+            const int at = (qz * m1 + qy) * R + qx, q = (qz * m1 + qy) * m1 + qx;
+            double F[6];  // (00, 01, 02, 11, 12, 22)
+TESSERA_INTERP_UNROLL
+            for (int k = 0; k < 6; ++k) F[k] = a.qdata[(e * 6 + k) * nq + q];
+            const double gx = G[at], gy = G[np + at], gz = G[2 * np + at];
+            G[at] = F[0] * gx + F[1] * gy + F[2] * gz;
+            G[np + at] = F[1] * gx + F[3] * gy + F[4] * gz;
+            G[2 * np + at] = F[2] * gx + F[4] * gy + F[5] * gz;
+          }
+    ctx.sync();
+    // the transposed derivatives along the same lines, in place
+    if (valid)
+      for (int y : ctx.threads_y(m1))
+        for (int x : ctx.threads_x(m1)) {
+          load_line(in, &G[(x * m1 + y) * R], 1, m1);
+          line_contract<MaxN, true, Straight>(t, m1, in, out);
+          store_line(out, &G[(x * m1 + y) * R], 1, m1);
+          load_line(in, &G[np + y * m1 * R + x], R, m1);
+          line_contract<MaxN, true, Straight>(t, m1, in, out);
+          store_line(out, &G[np + y * m1 * R + x], R, m1);
+          load_line(in, &G[2 * np + y * R + x], m1 * R, m1);
+          line_contract<MaxN, true, Straight>(t, m1, in, out);
+          store_line(out, &G[2 * np + y * R + x], m1 * R, m1);
+        }
+    ctx.sync();
+    const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
+    if (valid)
+      for (int qy : ctx.threads_y(m1))
+        for (int qx : ctx.threads_x(m1))
+          for (int qz = 0; qz < m1; ++qz) {
+            const int at = (qz * m1 + qy) * R + qx;
+            store_result(a, el_idxs, e, c, (qz * m1 + qy) * m1 + qx, G[at] + G[np + at] + G[2 * np + at]);
+          }
+  });
+}
+
 // Bounded hexahedron diffusion by collocated gradients: the values are interpolated to the
 // points (one tensor contraction per direction instead of two or three), the reference
 // gradient is taken there with D(a, r) = l_r'(x_a), the derivative matrix of the Lagrange
@@ -640,7 +718,9 @@ TESSERA_INTERP_UNROLL
 ///   padded too (gather_rows), against the point data alone: stored 1.02-1.68x at bounds
 ///   6-14 (p = 4..13; 0.97-1.02x at bound 4), on the fly 1.00-1.15x at bounds 6, 8 and 14,
 ///   but 0.66-0.87x at bounds 10 and 12.
-/// - Mass runs by lines at every bound (hex_mass_lines; 1.00-1.65x of the point-column kernel).
+/// - Mass runs by lines at every bound (hex_mass_lines; 1.00-1.65x of the point-column kernel),
+///   and stored Gauss-Lobatto diffusion from bound 6 (hex_diffusion_lines; BP5/BP6 1.02-1.90x
+///   at p = 4..13 against the point-column kernel, 0.77-0.99x at p = 1..3).
 template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal>
 struct HexPolicy {
   static constexpr Fetch d_fetch = Nodal || MaxN != 4 ? Fetch::Ahead : Fetch::InLoop;
@@ -659,8 +739,9 @@ struct HexPolicy {
   /// With the points at the nodes the gathered values are the point values: their rows padded
   /// too (pipelined_steps' Row), except on the fly at bound 12
   static constexpr int gather_rows = Nodal && padded && !(OnTheFly && MaxN == 12) ? MaxN : 0;
-  /// Mass by lines (hex_mass_lines)
-  static constexpr bool lines = !Diffusion && MaxN > 0;
+  /// Mass by lines (hex_mass_lines), and stored diffusion with the points at the nodes from
+  /// bound 6 (hex_diffusion_lines; at bound 4, p = 1..3, it ran 0.77-0.99x)
+  static constexpr bool lines = MaxN > 0 && (!Diffusion || (Nodal && !OnTheFly && MaxN >= 6));
 };
 
 /// Hexahedra: as quad_operator, in variants by MaxN, a compile-time bound on the nodes and
@@ -941,7 +1022,7 @@ bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, in
 struct OperatorRows {
   int points;
   int gathered;
-  bool lines;     // HexPolicy::lines: the mass kernel by lines (hex_mass_lines), its own layout
+  bool lines;     // HexPolicy::lines: the kernel runs by lines (hex_mass_lines, hex_diffusion_lines), its own layout
 };
 OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points);
 /// Launches the fused operator of geometry g (quadrilateral or hexahedron); a.on_the_fly

@@ -278,7 +278,7 @@ class Interpolator {
   Array<double, 2> Bq_;   // simplex: (nq, nd), for the transpose
   Array<double, 3> Gq_;   // simplex: (dim, nq, nd)
   Array<double, 1> x1d_;  // tensor: the rule's 1-D points
-  std::vector<double> Bt_host_, x1d_host_;  // tensor: host copies of Bt_ and x1d_ (line kernels' parameters)
+  std::vector<double> Bt_host_, x1d_host_, Dq_host_;  // tensor: host copies of Bt_, x1d_, Dq_ (line kernels)
   Array<double, 1> Dq_;   // tensor: (nq1, nq1) Lagrange derivatives on the 1-D points (collocated gradients)
   mutable Array<double, 3> X_;     // vertex coordinates (ne, nv, sdim), on-the-fly physical gradients
   mutable Array<double, 4> Jinv_;  // stored (ne, dim, sdim, nq)
