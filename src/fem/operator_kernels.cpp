@@ -27,7 +27,7 @@ struct HexOperator {
   struct NoTables {};
   [[no_unique_address]] std::conditional_t<Policy::lines, LineTables<MaxN>, NoTables> t{};
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
-    if constexpr (Policy::lines && Diffusion) hex_diffusion_lines<MaxN>(ctx, a, t);
+    if constexpr (Policy::lines && Diffusion) hex_diffusion_lines<OnTheFly, MaxN, Nodal>(ctx, a, t);
     else if constexpr (Policy::lines) hex_mass_lines<OnTheFly, MaxN>(ctx, a, t);
     else hex_operator<Diffusion, OnTheFly, MaxN, Nodal>(ctx, a);
   }
@@ -88,7 +88,7 @@ void launch_operator(const char* label, const Exec& exec, const Teams& t, Geomet
   with_operator_kernel(g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, [&]<class K>() {
     K k{a};
     if constexpr (requires { typename K::Policy; })
-      if constexpr (K::Policy::lines) fill_line_tables(k.t, a, diffusion);
+      if constexpr (K::Policy::lines) fill_line_tables(k.t, a);
     launch(label, exec, t, k);
     return 0;
   });

@@ -314,19 +314,17 @@ enum class Fetch { InLoop, Ahead };
 template <int MaxN>
 struct LineTables {
   double B[MaxN * MaxN] = {};  // B(i, q) = l_i(x_q) at [i * MaxN + q]; zero past (nd1, nq1)
+  double D[MaxN * MaxN] = {};  // D(r, q) = l_r'(x_q), the derivatives on the points; zero past nq1
   double x[MaxN] = {};         // the 1-D points
 };
 
-/// Fills t from the host copies of the tables (Args::host_Bt, host_Dq with derivatives,
-/// host_x1d).
+/// Fills t from the host copies of the tables (Args::host_Bt, host_Dq, host_x1d).
 template <int MaxN>
-inline void fill_line_tables(LineTables<MaxN>& t, const Args& a, bool derivatives) {
-  if (derivatives)  // B(r, a) = D(a, r): hex_diffusion_lines
-    for (int r = 0; r < a.nq1; ++r)
-      for (int q = 0; q < a.nq1; ++q) t.B[r * MaxN + q] = a.host_Dq[q * a.nq1 + r];
-  else
-    for (int i = 0; i < a.nd1; ++i)
-      for (int q = 0; q < a.nq1; ++q) t.B[i * MaxN + q] = a.host_Bt[i * a.nq1 + q];
+inline void fill_line_tables(LineTables<MaxN>& t, const Args& a) {
+  for (int i = 0; i < a.nd1; ++i)
+    for (int q = 0; q < a.nq1; ++q) t.B[i * MaxN + q] = a.host_Bt[i * a.nq1 + q];
+  for (int r = 0; r < a.nq1; ++r)
+    for (int q = 0; q < a.nq1; ++q) t.D[r * MaxN + q] = a.host_Dq[q * a.nq1 + r];
   for (int q = 0; q < a.nq1; ++q) t.x[q] = a.host_x1d[q];
 }
 
@@ -354,9 +352,9 @@ TESSERA_INTERP_UNROLL
 /// out[o] = sum_{k < K} B(k, o) in[k] (nodes to points), or with Transposed sum_{k < K} B(o, k)
 /// in[k] (points to nodes), for every o < MaxN, straight-line code.
 template <int MaxN, int K, bool Transposed>
-TESSERA_HOST_DEVICE inline void line_contract_fixed(const LineTables<MaxN>& t, const double (&in)[MaxN],
+TESSERA_HOST_DEVICE inline void line_contract_fixed(const double (&T)[MaxN * MaxN], const double (&in)[MaxN],
                                                     double (&out)[MaxN]) {
-  const auto b = [&](int k, int o) { return t.B[Transposed ? o * MaxN + k : k * MaxN + o]; };
+  const auto b = [&](int k, int o) { return T[Transposed ? o * MaxN + k : k * MaxN + o]; };
 TESSERA_INTERP_UNROLL
   for (int o = 0; o < MaxN; ++o) out[o] = b(0, o) * in[0];
 TESSERA_INTERP_UNROLL
@@ -376,12 +374,12 @@ TESSERA_INTERP_UNROLL
 /// bound 10 the straight-line code holds too many table entries at once (190 to 255
 /// registers, spilling at 12 and 14). The kernel uses it at bounds 4 and 6.
 template <int MaxN, bool Transposed, bool Straight>
-TESSERA_HOST_DEVICE inline void line_contract(const LineTables<MaxN>& t, int n, const double (&in)[MaxN],
+TESSERA_HOST_DEVICE inline void line_contract(const double (&T)[MaxN * MaxN], int n, const double (&in)[MaxN],
                                               double (&out)[MaxN]) {
   if constexpr (Straight) {
-    if (n == MaxN - 1) return line_contract_fixed<MaxN, MaxN - 1, Transposed>(t, in, out);
-    if (n == MaxN - 2) return line_contract_fixed<MaxN, MaxN - 2, Transposed>(t, in, out);
-    line_contract_fixed<MaxN, MaxN, Transposed>(t, in, out);
+    if (n == MaxN - 1) return line_contract_fixed<MaxN, MaxN - 1, Transposed>(T, in, out);
+    if (n == MaxN - 2) return line_contract_fixed<MaxN, MaxN - 2, Transposed>(T, in, out);
+    line_contract_fixed<MaxN, MaxN, Transposed>(T, in, out);
   } else {
 TESSERA_INTERP_UNROLL
     for (int o = 0; o < MaxN; ++o) out[o] = 0;
@@ -389,7 +387,7 @@ TESSERA_INTERP_UNROLL
     for (int k = 0; k < MaxN; ++k) {
       if (k >= n) break;
 TESSERA_INTERP_UNROLL
-      for (int o = 0; o < MaxN; ++o) out[o] += t.B[Transposed ? o * MaxN + k : k * MaxN + o] * in[k];
+      for (int o = 0; o < MaxN; ++o) out[o] += T[Transposed ? o * MaxN + k : k * MaxN + o] * in[k];
     }
   }
 }
@@ -415,6 +413,61 @@ TESSERA_INTERP_UNROLL
   d[0] = triple(a1, a2);
   d[1] = triple(a1, b2) + triple(b1, a2);
   d[2] = triple(b1, b2);
+}
+
+/// The forward z and y stages of the line kernels, from the gathered values u (n1, n1, n1):
+/// T1(qz, j, i) = sum_k B(k, qz) u(k, j, i) by lines (j, i), a barrier, and T2(qz, qy, i) =
+/// sum_j B(j, qy) T1(qz, j, i) by lines (qz, i), in rows of Rn (no barrier after).
+template <int MaxN, bool Straight>
+TESSERA_HOST_DEVICE inline void lines_forward_zy(TeamContext& ctx, const Args& a, bool valid, const LineTables<MaxN>& t,
+                                                 const double* u, double* T1, double* T2, int Rn) {
+  const int n1 = a.nd1, m1 = a.nq1, n2 = n1 * n1;
+  double in[MaxN], out[MaxN];
+  if (valid)
+    for (int j : ctx.threads_y(n1))
+      for (int i : ctx.threads_x(n1)) {
+        load_line(in, &u[j * n1 + i], n2, n1);
+        line_contract<MaxN, false, Straight>(t.B, n1, in, out);
+        store_line(out, &T1[j * n1 + i], n2, m1);
+      }
+  ctx.sync();
+  if (valid)
+    for (int qz : ctx.threads_y(m1))
+      for (int i : ctx.threads_x(n1)) {
+        load_line(in, &T1[qz * n2 + i], n1, n1);
+        line_contract<MaxN, false, Straight>(t.B, n1, in, out);
+        store_line(out, &T2[qz * m1 * Rn + i], Rn, m1);
+      }
+}
+
+/// The transposed y and z stages of the line kernels and the scatter: T1(qz, j, i) = sum_qy
+/// B(j, qy) T2(qz, qy, i) by lines (qz, i), a barrier, and y(k, j, i) += sum_qz B(k, qz)
+/// T1(qz, j, i) by lines (j, i) into store_result.
+template <int MaxN, bool Straight>
+TESSERA_HOST_DEVICE inline void lines_transpose_yz(TeamContext& ctx, const Args& a, bool valid, const LineTables<MaxN>& t,
+                                                   const double* T2, double* T1, int Rn, const int* el_idxs, index_t e,
+                                                   int c) {
+  const int n1 = a.nd1, m1 = a.nq1, n2 = n1 * n1;
+  double in[MaxN], out[MaxN];
+  if (valid)
+    for (int qz : ctx.threads_y(m1))
+      for (int i : ctx.threads_x(n1)) {
+        load_line(in, &T2[qz * m1 * Rn + i], Rn, m1);
+        line_contract<MaxN, true, Straight>(t.B, m1, in, out);
+        store_line(out, &T1[qz * n2 + i], n1, n1);
+      }
+  ctx.sync();
+  if (valid)
+    for (int j : ctx.threads_y(n1))
+      for (int i : ctx.threads_x(n1)) {
+        load_line(in, &T1[j * n1 + i], n2, m1);
+        line_contract<MaxN, true, Straight>(t.B, m1, in, out);
+TESSERA_INTERP_UNROLL
+        for (int k = 0; k < MaxN; ++k) {
+          if (k >= n1) break;
+          store_result(a, el_idxs, e, c, (k * n1 + j) * n1 + i, out[k]);
+        }
+      }
 }
 
 /// Bounded hexahedron mass operator by lines. Per (element, component) step: z, then y, by
@@ -456,23 +509,7 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
       async_commit();
     }
     double in[MaxN], out[MaxN];
-    // z: T1(qz, j, i) = sum_k B(k, qz) u(k, j, i)
-    if (valid)
-      for (int j : ctx.threads_y(n1))
-        for (int i : ctx.threads_x(n1)) {
-          load_line(in, &u[j * n1 + i], n2, n1);
-          line_contract<MaxN, false, Straight>(t, n1, in, out);
-          store_line(out, &T1[j * n1 + i], n2, m1);
-        }
-    ctx.sync();
-    // y: T2(qz, qy, i) = sum_j B(j, qy) T1(qz, j, i)
-    if (valid)
-      for (int qz : ctx.threads_y(m1))
-        for (int i : ctx.threads_x(n1)) {
-          load_line(in, &T1[qz * n2 + i], n1, n1);
-          line_contract<MaxN, false, Straight>(t, n1, in, out);
-          store_line(out, &T2[qz * m1 * R + i], R, m1);
-        }
+    lines_forward_zy<MaxN, Straight>(ctx, a, valid, t, u, T1.data(), T2.data(), R);
     if constexpr (!OnTheFly) async_wait(false);
     ctx.sync();
     // x, the point factor and the transposed x along the rows of T2, in place
@@ -484,71 +521,85 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
           double d[3] = {};
           if constexpr (OnTheFly) line_determinant(Xc.data(), xq[qy], xq[qz], d);
           load_line(in, row, 1, n1);
-          line_contract<MaxN, false, Straight>(t, n1, in, out);
+          line_contract<MaxN, false, Straight>(t.B, n1, in, out);
 TESSERA_INTERP_UNROLL
           for (int qx = 0; qx < MaxN; ++qx) {
             if (qx >= m1) break;
             if constexpr (OnTheFly) out[qx] *= w[qx] * (d[0] + t.x[qx] * (d[1] + t.x[qx] * d[2]));
             else out[qx] *= w[qx];
           }
-          line_contract<MaxN, true, Straight>(t, m1, out, in);
+          line_contract<MaxN, true, Straight>(t.B, m1, out, in);
           store_line(in, row, 1, n1);
         }
     ctx.sync();
-    // transposed y: T1(qz, j, i) = sum_qy B(j, qy) T2(qz, qy, i)
-    if (valid)
-      for (int qz : ctx.threads_y(m1))
-        for (int i : ctx.threads_x(n1)) {
-          load_line(in, &T2[qz * m1 * R + i], R, m1);
-          line_contract<MaxN, true, Straight>(t, m1, in, out);
-          store_line(out, &T1[qz * n2 + i], n1, n1);
-        }
-    ctx.sync();
-    // transposed z and the scatter: y(k, j, i) += sum_qz B(k, qz) T1(qz, j, i)
     const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
-    if (valid)
-      for (int j : ctx.threads_y(n1))
-        for (int i : ctx.threads_x(n1)) {
-          load_line(in, &T1[j * n1 + i], n2, m1);
-          line_contract<MaxN, true, Straight>(t, m1, in, out);
-TESSERA_INTERP_UNROLL
-          for (int k = 0; k < MaxN; ++k) {
-            if (k >= n1) break;
-            store_result(a, el_idxs, e, c, (k * n1 + j) * n1 + i, out[k]);
-          }
-        }
+    lines_transpose_yz<MaxN, Straight>(ctx, a, valid, t, T2.data(), T1.data(), R, el_idxs, e, c);
   });
 }
 
-/// Bounded hexahedron diffusion by lines with the points at the nodes (Gauss-Lobatto, q = p +
-/// 1; stored D): the line tables hold the derivative matrix, B(r, a) = D(a, r) = l_r'(x_a).
-/// Per (element, component) step: the reference gradient along x, y and z lines of the
-/// gathered values (rows of MaxN + 1) into G (3, m1, m1, line_row(m1)); D = w det J J^-1 J^-T
-/// applied point by point in place; the transposed derivatives along the same lines, in place;
-/// their sum at each node is the result (store_result).
-template <int MaxN>
+/// Bounded hexahedron diffusion by lines (collocated gradients): the line tables' D(r, a) =
+/// l_r'(x_a) takes the reference gradient on the points. Per (element, component) step:
+/// - Gauss points (not Nodal): the values are interpolated to the points by z, y and x lines
+///   (T1 (qz, j, i), T2 (qz, qy, i) in rows of line_row(n1), as hex_mass_lines) into V, and
+///   the x line that produces a row of V also takes its x derivative;
+/// - points at the nodes (Nodal, Gauss-Lobatto with q = p + 1): the gathered values, in rows
+///   of MaxN + 1, are the point values;
+/// then the derivatives along x, y and z lines into G (3, m1, m1, line_row(m1)), D = w det J
+/// J^-1 J^-T applied point by point in place (stored, or from the vertices on the fly), the
+/// transposed derivatives along the same lines in place, and their sum at each point: the
+/// result at the nodes (Nodal), or transposed back by x, y and z lines and scattered.
+template <bool OnTheFly, int MaxN, bool Nodal>
 TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, const LineTables<MaxN>& t) {
-  const int m1 = a.nq1, nd = a.nd, nq = a.nq, R = line_row(m1), np = m1 * m1 * R;
-  constexpr int U = MaxN + 1;  // the gathered values' rows: odd, for the x lines
+  const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, nq = a.nq, n2 = n1 * n1;
+  const int R = line_row(m1), Rn = line_row(n1), np = m1 * m1 * R;
+  constexpr int U = Nodal ? MaxN + 1 : 0;  // the gathered values' rows (Nodal: x lines read them)
   constexpr bool Straight = MaxN <= 6;
+  auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
-  auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * m1 * m1 * U);
+  auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * (Nodal ? m1 * m1 * U : nd));
+  auto T1 = ctx.shared_item<double>(Nodal ? 0 : m1 * n2);
+  auto T2 = ctx.shared_item<double>(Nodal ? 0 : m1 * m1 * Rn);
+  auto V = ctx.shared_item<double>(Nodal ? 0 : np);
   auto G = ctx.shared_item<double>(3 * np);
-  auto Xs = ctx.shared_item<double>(0);
-  pipelined_steps<U>(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double*) {
+  auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
+  auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);
+  if constexpr (OnTheFly)
+    for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
+  pipelined_steps<U>(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
+    if (OnTheFly && valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
     double in[MaxN], out[MaxN];
-    // reference gradient: G(d, qz, qy, qx) along lines in direction d
+    const double* Vp = u;  // the point values, rows of vr
+    int vr = U;
+    if constexpr (!Nodal) {
+      lines_forward_zy<MaxN, Straight>(ctx, a, valid, t, u, T1.data(), T2.data(), Rn);
+      ctx.sync();
+      if (valid)  // x: V(qz, qy, qx), and its x derivative into G0; lines (qz, qy)
+        for (int qz : ctx.threads_y(m1))
+          for (int qy : ctx.threads_x(m1)) {
+            load_line(in, &T2[(qz * m1 + qy) * Rn], 1, n1);
+            line_contract<MaxN, false, Straight>(t.B, n1, in, out);
+            store_line(out, &V[(qz * m1 + qy) * R], 1, m1);
+            line_contract<MaxN, false, Straight>(t.D, m1, out, in);
+            store_line(in, &G[(qz * m1 + qy) * R], 1, m1);
+          }
+      ctx.sync();
+      Vp = V.data();
+      vr = R;
+    }
+    // the reference gradient G(d, qz, qy, qx) along lines in direction d (Gauss: x done)
     if (valid)
       for (int y : ctx.threads_y(m1))
         for (int x : ctx.threads_x(m1)) {
-          load_line(in, &u[(x * m1 + y) * U], 1, m1);  // x line (qz, qy) = (x, y)
-          line_contract<MaxN, false, Straight>(t, m1, in, out);
-          store_line(out, &G[(x * m1 + y) * R], 1, m1);
-          load_line(in, &u[y * m1 * U + x], U, m1);  // y line (qz, qx) = (y, x)
-          line_contract<MaxN, false, Straight>(t, m1, in, out);
+          if constexpr (Nodal) {
+            load_line(in, &Vp[(x * m1 + y) * vr], 1, m1);  // x line (qz, qy) = (x, y)
+            line_contract<MaxN, false, Straight>(t.D, m1, in, out);
+            store_line(out, &G[(x * m1 + y) * R], 1, m1);
+          }
+          load_line(in, &Vp[y * m1 * vr + x], vr, m1);  // y line (qz, qx) = (y, x)
+          line_contract<MaxN, false, Straight>(t.D, m1, in, out);
           store_line(out, &G[np + y * m1 * R + x], R, m1);
-          load_line(in, &u[y * U + x], m1 * U, m1);  // z line (qy, qx) = (y, x)
-          line_contract<MaxN, false, Straight>(t, m1, in, out);
+          load_line(in, &Vp[y * vr + x], m1 * vr, m1);  // z line (qy, qx) = (y, x)
+          line_contract<MaxN, false, Straight>(t.D, m1, in, out);
           store_line(out, &G[2 * np + y * R + x], m1 * R, m1);
         }
     ctx.sync();
@@ -559,37 +610,63 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
           for (int qz = 0; qz < m1; ++qz) {
             const int at = (qz * m1 + qy) * R + qx, q = (qz * m1 + qy) * m1 + qx;
             double F[6];  // (00, 01, 02, 11, 12, 22)
+            if constexpr (OnTheFly) {
+              const double xi[3] = {xq[qx], xq[qy], xq[qz]};
+              point_factor<3, true, true>(a, e, q, Xc.data(), xi, F);
+            } else {
 TESSERA_INTERP_UNROLL
-            for (int k = 0; k < 6; ++k) F[k] = a.qdata[(e * 6 + k) * nq + q];
+              for (int k = 0; k < 6; ++k) F[k] = a.qdata[(e * 6 + k) * nq + q];
+            }
             const double gx = G[at], gy = G[np + at], gz = G[2 * np + at];
             G[at] = F[0] * gx + F[1] * gy + F[2] * gz;
             G[np + at] = F[1] * gx + F[3] * gy + F[4] * gz;
             G[2 * np + at] = F[2] * gx + F[4] * gy + F[5] * gz;
           }
     ctx.sync();
-    // the transposed derivatives along the same lines, in place
+    // the transposed derivatives along the same lines, in place (Gauss: x below)
     if (valid)
       for (int y : ctx.threads_y(m1))
         for (int x : ctx.threads_x(m1)) {
-          load_line(in, &G[(x * m1 + y) * R], 1, m1);
-          line_contract<MaxN, true, Straight>(t, m1, in, out);
-          store_line(out, &G[(x * m1 + y) * R], 1, m1);
+          if constexpr (Nodal) {
+            load_line(in, &G[(x * m1 + y) * R], 1, m1);
+            line_contract<MaxN, true, Straight>(t.D, m1, in, out);
+            store_line(out, &G[(x * m1 + y) * R], 1, m1);
+          }
           load_line(in, &G[np + y * m1 * R + x], R, m1);
-          line_contract<MaxN, true, Straight>(t, m1, in, out);
+          line_contract<MaxN, true, Straight>(t.D, m1, in, out);
           store_line(out, &G[np + y * m1 * R + x], R, m1);
           load_line(in, &G[2 * np + y * R + x], m1 * R, m1);
-          line_contract<MaxN, true, Straight>(t, m1, in, out);
+          line_contract<MaxN, true, Straight>(t.D, m1, in, out);
           store_line(out, &G[2 * np + y * R + x], m1 * R, m1);
         }
     ctx.sync();
     const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
-    if (valid)
-      for (int qy : ctx.threads_y(m1))
-        for (int qx : ctx.threads_x(m1))
-          for (int qz = 0; qz < m1; ++qz) {
-            const int at = (qz * m1 + qy) * R + qx;
-            store_result(a, el_idxs, e, c, (qz * m1 + qy) * m1 + qx, G[at] + G[np + at] + G[2 * np + at]);
+    if constexpr (Nodal) {
+      if (valid)
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1))
+            for (int qz = 0; qz < m1; ++qz) {
+              const int at = (qz * m1 + qy) * R + qx;
+              store_result(a, el_idxs, e, c, (qz * m1 + qy) * m1 + qx, G[at] + G[np + at] + G[2 * np + at]);
+            }
+    } else {
+      if (valid)  // x: the transposed x derivative plus the y and z parts, then B^T; lines (qz, qy)
+        for (int qz : ctx.threads_y(m1))
+          for (int qy : ctx.threads_x(m1)) {
+            const int row = (qz * m1 + qy) * R;
+            load_line(in, &G[row], 1, m1);
+            line_contract<MaxN, true, Straight>(t.D, m1, in, out);
+TESSERA_INTERP_UNROLL
+            for (int qx = 0; qx < MaxN; ++qx) {
+              if (qx >= m1) break;
+              out[qx] += G[np + row + qx] + G[2 * np + row + qx];
+            }
+            line_contract<MaxN, true, Straight>(t.B, m1, out, in);
+            store_line(in, &T2[(qz * m1 + qy) * Rn], 1, n1);
           }
+      ctx.sync();
+      lines_transpose_yz<MaxN, Straight>(ctx, a, valid, t, T2.data(), T1.data(), Rn, el_idxs, e, c);
+    }
   });
 }
 
@@ -718,9 +795,13 @@ TESSERA_INTERP_UNROLL
 ///   padded too (gather_rows), against the point data alone: stored 1.02-1.68x at bounds
 ///   6-14 (p = 4..13; 0.97-1.02x at bound 4), on the fly 1.00-1.15x at bounds 6, 8 and 14,
 ///   but 0.66-0.87x at bounds 10 and 12.
-/// - Mass runs by lines at every bound (hex_mass_lines; 1.00-1.65x of the point-column kernel),
-///   and stored Gauss-Lobatto diffusion from bound 6 (hex_diffusion_lines; BP5/BP6 1.02-1.90x
-///   at p = 4..13 against the point-column kernel, 0.77-0.99x at p = 1..3).
+/// - Mass runs by lines at every bound (hex_mass_lines; 1.00-1.65x of the point-column kernel).
+///   Diffusion by lines (hex_diffusion_lines) against the point-column kernels, same run:
+///   Gauss (BP3) stored 0.99-1.38x at p = 1..10 and 1.25x at p = 12, but 0.72x at p = 11
+///   (bound 14: it keeps the point columns stored), on the fly 1.03-1.33x at p = 1..12;
+///   Gauss-Lobatto (BP5/BP6) from bound 6 stored 1.02-1.90x at p = 4..13 (another run) and
+///   on the fly 1.08-2.06x at p = 4..12, but at bound 4 (p = 1..3) stored 0.77-0.99x and on
+///   the fly 0.90-0.97x, where the columns stay.
 template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal>
 struct HexPolicy {
   static constexpr Fetch d_fetch = Nodal || MaxN != 4 ? Fetch::Ahead : Fetch::InLoop;
@@ -739,9 +820,9 @@ struct HexPolicy {
   /// With the points at the nodes the gathered values are the point values: their rows padded
   /// too (pipelined_steps' Row), except on the fly at bound 12
   static constexpr int gather_rows = Nodal && padded && !(OnTheFly && MaxN == 12) ? MaxN : 0;
-  /// Mass by lines (hex_mass_lines), and stored diffusion with the points at the nodes from
-  /// bound 6 (hex_diffusion_lines; at bound 4, p = 1..3, it ran 0.77-0.99x)
-  static constexpr bool lines = MaxN > 0 && (!Diffusion || (Nodal && !OnTheFly && MaxN >= 6));
+  /// Mass by lines (hex_mass_lines) at every bound; diffusion by lines (hex_diffusion_lines)
+  /// except with the points at the nodes at bound 4 and stored Gauss diffusion at bound 14
+  static constexpr bool lines = MaxN > 0 && (!Diffusion || (Nodal ? MaxN >= 6 : OnTheFly || MaxN != 14));
 };
 
 /// Hexahedra: as quad_operator, in variants by MaxN, a compile-time bound on the nodes and
