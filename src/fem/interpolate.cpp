@@ -590,11 +590,10 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* 
     if (rows.lines && diffusion) {  // hex_diffusion_lines; with the points at the nodes the gathered
       // values are in rows of bound + 1, and the point values are those
       const int U = ia::operator_bound(geom_, n1, m1) + 1, pts = m1 * m1 * ia::line_row(m1);
-      const bool at_nodes = nodal_points_;
       c.add<double>(on_the_fly ? m1 : 0);
-      it.add<int>(k * nd_).add<double>(ia::gather_buffers(k, comps_) * (at_nodes ? m1 * m1 * U : nd_))
-          .add<double>(at_nodes ? 0 : m1 * n1 * n1).add<double>(at_nodes ? 0 : m1 * m1 * ia::line_row(n1))
-          .add<double>(at_nodes ? 0 : pts).add<double>(3 * pts).add<double>(nx).add<double>(on_the_fly ? 8 * 3 : 0);
+      it.add<int>(k * nd_).add<double>(ia::gather_buffers(k, comps_) * (nodal ? m1 * m1 * U : nd_))
+          .add<double>(nodal ? 0 : m1 * n1 * n1).add<double>(nodal ? 0 : m1 * m1 * ia::line_row(n1))
+          .add<double>(nodal ? 0 : pts).add<double>(3 * pts).add<double>(nx).add<double>(on_the_fly ? 8 * 3 : 0);
     } else if (rows.lines) {  // hex_mass_lines
       c.add<double>(on_the_fly ? m1 : 0).add<double>(on_the_fly ? m1 * m1 * ia::line_row(m1) : 0);
       it.add<int>(k * nd_).add<double>(ub).add<double>(m1 * n1 * n1).add<double>(m1 * m1 * ia::line_row(n1))

@@ -60,8 +60,10 @@ struct Args {
   double* e_out = nullptr;      // transpose: E-vector (ne, comps, nd)
   PointMap v, rg, pg;           // values, reference gradients, gradients
   int corner[8][3] = {};        // reference vertex coordinates (0/1) of the first-order map
-  const double* host_Bt = nullptr;   // tensor: host copies of Bt and x1d (launches that put the
-  const double* host_x1d = nullptr;  // tables in the kernel's parameters; never read on the device)
+  // tensor: host copies of Bt, x1d and Dq, for the launches that put the 1-D tables in the
+  // kernel's parameters (fill_line_tables); never read on the device
+  const double* host_Bt = nullptr;
+  const double* host_x1d = nullptr;
   const double* host_Dq = nullptr;
 };
 

@@ -298,11 +298,11 @@ enum class Fetch { InLoop, Ahead };
 // ------------------------------------------------------------------ line kernels
 // A bounded mass kernel in which each thread owns a whole 1-D line of an element per stage:
 // it loads the line's values once into registers and produces every output of the line from
-// them, with the 1-D table B held in the kernel's parameters. On the GPU those sit in constant
-// memory, and because every thread of a warp uses the same table entry at the same time (the
-// unrolled loops index B with compile-time offsets) the multiply-adds take the entry as an
-// operand directly: no load and no address arithmetic per multiply-add, one shared-memory load
-// per line entry instead of one per multiply-add. The point-column kernel it replaced (one
+// them, with the 1-D tables held in the kernel's parameters. On the GPU those sit in constant
+// memory, and every thread of a warp uses the same table entry at the same time (the unrolled
+// loops index the tables with compile-time offsets): each entry is one uniform load (ULDC),
+// with no address arithmetic, and the line's values cost one shared-memory load per entry
+// instead of one per multiply-add. The point-column kernel it replaced (one
 // thread per (qx, qy) column, the tables in shared memory) spent about nine instructions per
 // multiply-add (Nsight Compute, H100, BP1 p = 6: 12% of its instructions were DFMA, 30%
 // address arithmetic); against it, in the same run (H100, 8M DOFs): BP1 and BP2 1.00-1.65x
@@ -349,34 +349,40 @@ TESSERA_INTERP_UNROLL
   }
 }
 
+/// Where a line table holds the factor of input k for output o: B(k, o), or with Transposed
+/// B(o, k).
+template <int MaxN, bool Transposed>
+TESSERA_HOST_DEVICE constexpr int table_at(int k, int o) {
+  return Transposed ? o * MaxN + k : k * MaxN + o;
+}
+
 /// out[o] = sum_{k < K} B(k, o) in[k] (nodes to points), or with Transposed sum_{k < K} B(o, k)
 /// in[k] (points to nodes), for every o < MaxN, straight-line code.
 template <int MaxN, int K, bool Transposed>
 TESSERA_HOST_DEVICE inline void line_contract_fixed(const double (&T)[MaxN * MaxN], const double (&in)[MaxN],
                                                     double (&out)[MaxN]) {
-  const auto b = [&](int k, int o) { return T[Transposed ? o * MaxN + k : k * MaxN + o]; };
 TESSERA_INTERP_UNROLL
-  for (int o = 0; o < MaxN; ++o) out[o] = b(0, o) * in[0];
+  for (int o = 0; o < MaxN; ++o) out[o] = T[table_at<MaxN, Transposed>(0, o)] * in[0];
 TESSERA_INTERP_UNROLL
   for (int k = 1; k < K; ++k)
 TESSERA_INTERP_UNROLL
-    for (int o = 0; o < MaxN; ++o) out[o] += b(k, o) * in[k];
+    for (int o = 0; o < MaxN; ++o) out[o] += T[table_at<MaxN, Transposed>(k, o)] * in[k];
 }
 
 /// out[o] = sum_{k < n} B(k, o) in[k] (nodes to points), or with Transposed sum_{k < n} B(o, k)
 /// in[k] (points to nodes), for every o < MaxN (the tables' zeros past the sizes), n the
-/// line's run-time length (in[k] zero from n). Straight: one uniform branch picks
+/// line's run-time length (in[k] zero from n). At bounds 4 and 6 one uniform branch picks
 /// line_contract_fixed for n = MaxN, MaxN - 1 or MaxN - 2 (every p with q = p + 2 Gauss points;
 /// other lengths run to MaxN over the zeros). Else a loop that stops at n, a uniform branch per
 /// k. Measured against the loop in the same H100 run (8M DOFs): BP1/BP2 stored 1.01-1.08x at
 /// bounds 4 and 6 (p = 1..4), on the fly 0.96-1.02x; at bound 8 0.94-1.05x stored and
 /// 0.88-0.90x on the fly (92 registers instead of 71, 30% occupancy instead of 42%); from
 /// bound 10 the straight-line code holds too many table entries at once (190 to 255
-/// registers, spilling at 12 and 14). The kernel uses it at bounds 4 and 6.
-template <int MaxN, bool Transposed, bool Straight>
+/// registers, spilling at 12 and 14).
+template <int MaxN, bool Transposed>
 TESSERA_HOST_DEVICE inline void line_contract(const double (&T)[MaxN * MaxN], int n, const double (&in)[MaxN],
                                               double (&out)[MaxN]) {
-  if constexpr (Straight) {
+  if constexpr (MaxN <= 6) {
     if (n == MaxN - 1) return line_contract_fixed<MaxN, MaxN - 1, Transposed>(T, in, out);
     if (n == MaxN - 2) return line_contract_fixed<MaxN, MaxN - 2, Transposed>(T, in, out);
     line_contract_fixed<MaxN, MaxN, Transposed>(T, in, out);
@@ -387,7 +393,7 @@ TESSERA_INTERP_UNROLL
     for (int k = 0; k < MaxN; ++k) {
       if (k >= n) break;
 TESSERA_INTERP_UNROLL
-      for (int o = 0; o < MaxN; ++o) out[o] += T[Transposed ? o * MaxN + k : k * MaxN + o] * in[k];
+      for (int o = 0; o < MaxN; ++o) out[o] += T[table_at<MaxN, Transposed>(k, o)] * in[k];
     }
   }
 }
@@ -418,7 +424,7 @@ TESSERA_INTERP_UNROLL
 /// The forward z and y stages of the line kernels, from the gathered values u (n1, n1, n1):
 /// T1(qz, j, i) = sum_k B(k, qz) u(k, j, i) by lines (j, i), a barrier, and T2(qz, qy, i) =
 /// sum_j B(j, qy) T1(qz, j, i) by lines (qz, i), in rows of Rn (no barrier after).
-template <int MaxN, bool Straight>
+template <int MaxN>
 TESSERA_HOST_DEVICE inline void lines_forward_zy(TeamContext& ctx, const Args& a, bool valid, const LineTables<MaxN>& t,
                                                  const double* u, double* T1, double* T2, int Rn) {
   const int n1 = a.nd1, m1 = a.nq1, n2 = n1 * n1;
@@ -427,7 +433,7 @@ TESSERA_HOST_DEVICE inline void lines_forward_zy(TeamContext& ctx, const Args& a
     for (int j : ctx.threads_y(n1))
       for (int i : ctx.threads_x(n1)) {
         load_line(in, &u[j * n1 + i], n2, n1);
-        line_contract<MaxN, false, Straight>(t.B, n1, in, out);
+        line_contract<MaxN, false>(t.B, n1, in, out);
         store_line(out, &T1[j * n1 + i], n2, m1);
       }
   ctx.sync();
@@ -435,7 +441,7 @@ TESSERA_HOST_DEVICE inline void lines_forward_zy(TeamContext& ctx, const Args& a
     for (int qz : ctx.threads_y(m1))
       for (int i : ctx.threads_x(n1)) {
         load_line(in, &T1[qz * n2 + i], n1, n1);
-        line_contract<MaxN, false, Straight>(t.B, n1, in, out);
+        line_contract<MaxN, false>(t.B, n1, in, out);
         store_line(out, &T2[qz * m1 * Rn + i], Rn, m1);
       }
 }
@@ -443,7 +449,7 @@ TESSERA_HOST_DEVICE inline void lines_forward_zy(TeamContext& ctx, const Args& a
 /// The transposed y and z stages of the line kernels and the scatter: T1(qz, j, i) = sum_qy
 /// B(j, qy) T2(qz, qy, i) by lines (qz, i), a barrier, and y(k, j, i) += sum_qz B(k, qz)
 /// T1(qz, j, i) by lines (j, i) into store_result.
-template <int MaxN, bool Straight>
+template <int MaxN>
 TESSERA_HOST_DEVICE inline void lines_transpose_yz(TeamContext& ctx, const Args& a, bool valid, const LineTables<MaxN>& t,
                                                    const double* T2, double* T1, int Rn, const int* el_idxs, index_t e,
                                                    int c) {
@@ -453,7 +459,7 @@ TESSERA_HOST_DEVICE inline void lines_transpose_yz(TeamContext& ctx, const Args&
     for (int qz : ctx.threads_y(m1))
       for (int i : ctx.threads_x(n1)) {
         load_line(in, &T2[qz * m1 * Rn + i], Rn, m1);
-        line_contract<MaxN, true, Straight>(t.B, m1, in, out);
+        line_contract<MaxN, true>(t.B, m1, in, out);
         store_line(out, &T1[qz * n2 + i], n1, n1);
       }
   ctx.sync();
@@ -461,7 +467,7 @@ TESSERA_HOST_DEVICE inline void lines_transpose_yz(TeamContext& ctx, const Args&
     for (int j : ctx.threads_y(n1))
       for (int i : ctx.threads_x(n1)) {
         load_line(in, &T1[j * n1 + i], n2, m1);
-        line_contract<MaxN, true, Straight>(t.B, m1, in, out);
+        line_contract<MaxN, true>(t.B, m1, in, out);
 TESSERA_INTERP_UNROLL
         for (int k = 0; k < MaxN; ++k) {
           if (k >= n1) break;
@@ -480,7 +486,6 @@ template <bool OnTheFly, int MaxN>
 TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const LineTables<MaxN>& t) {
   const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, nq = a.nq, n2 = n1 * n1;
   const int R = line_row(n1), Rw = line_row(m1);
-  constexpr bool Straight = MaxN <= 6;  // line_contract
   auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);
   auto Wq = ctx.shared_common<double>(OnTheFly ? m1 * m1 * Rw : 0);
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
@@ -509,7 +514,7 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
       async_commit();
     }
     double in[MaxN], out[MaxN];
-    lines_forward_zy<MaxN, Straight>(ctx, a, valid, t, u, T1.data(), T2.data(), R);
+    lines_forward_zy<MaxN>(ctx, a, valid, t, u, T1.data(), T2.data(), R);
     if constexpr (!OnTheFly) async_wait(false);
     ctx.sync();
     // x, the point factor and the transposed x along the rows of T2, in place
@@ -521,20 +526,35 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
           double d[3] = {};
           if constexpr (OnTheFly) line_determinant(Xc.data(), xq[qy], xq[qz], d);
           load_line(in, row, 1, n1);
-          line_contract<MaxN, false, Straight>(t.B, n1, in, out);
+          line_contract<MaxN, false>(t.B, n1, in, out);
 TESSERA_INTERP_UNROLL
           for (int qx = 0; qx < MaxN; ++qx) {
             if (qx >= m1) break;
             if constexpr (OnTheFly) out[qx] *= w[qx] * (d[0] + t.x[qx] * (d[1] + t.x[qx] * d[2]));
             else out[qx] *= w[qx];
           }
-          line_contract<MaxN, true, Straight>(t.B, m1, out, in);
+          line_contract<MaxN, true>(t.B, m1, out, in);
           store_line(in, row, 1, n1);
         }
     ctx.sync();
     const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
-    lines_transpose_yz<MaxN, Straight>(ctx, a, valid, t, T2.data(), T1.data(), R, el_idxs, e, c);
+    lines_transpose_yz<MaxN>(ctx, a, valid, t, T2.data(), T1.data(), R, el_idxs, e, c);
   });
+}
+
+/// One derivative line of hex_diffusion_lines in direction d (0: x, 1: y, 2: z) through the
+/// point (y, x) of the other two directions (x lines: (qz, qy) = (x, y)): D (or with Transposed
+/// D^T) along the line of src (point data in rows of sr) into dst (rows of R); in place when
+/// dst is src.
+template <int MaxN, bool Transposed>
+TESSERA_HOST_DEVICE inline void derivative_line(const LineTables<MaxN>& t, int m1, int d, int y, int x,
+                                                const double* src, int sr, double* dst, int R) {
+  const auto at = [&](int r) { return d == 0 ? (x * m1 + y) * r : d == 1 ? y * m1 * r + x : y * r + x; };
+  const auto step = [&](int r) { return d == 0 ? 1 : d == 1 ? r : m1 * r; };
+  double in[MaxN], out[MaxN];
+  load_line(in, &src[at(sr)], step(sr), m1);
+  line_contract<MaxN, Transposed>(t.D, m1, in, out);
+  store_line(out, &dst[at(R)], step(R), m1);
 }
 
 /// Bounded hexahedron diffusion by lines (collocated gradients): the line tables' D(r, a) =
@@ -550,10 +570,9 @@ TESSERA_INTERP_UNROLL
 /// result at the nodes (Nodal), or transposed back by x, y and z lines and scattered.
 template <bool OnTheFly, int MaxN, bool Nodal>
 TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, const LineTables<MaxN>& t) {
-  const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, nq = a.nq, n2 = n1 * n1;
+  const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, n2 = n1 * n1;
   const int R = line_row(m1), Rn = line_row(n1), np = m1 * m1 * R;
   constexpr int U = Nodal ? MaxN + 1 : 0;  // the gathered values' rows (Nodal: x lines read them)
-  constexpr bool Straight = MaxN <= 6;
   auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
   auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * (Nodal ? m1 * m1 * U : nd));
@@ -571,15 +590,15 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
     const double* Vp = u;  // the point values, rows of vr
     int vr = U;
     if constexpr (!Nodal) {
-      lines_forward_zy<MaxN, Straight>(ctx, a, valid, t, u, T1.data(), T2.data(), Rn);
+      lines_forward_zy<MaxN>(ctx, a, valid, t, u, T1.data(), T2.data(), Rn);
       ctx.sync();
       if (valid)  // x: V(qz, qy, qx), and its x derivative into G0; lines (qz, qy)
         for (int qz : ctx.threads_y(m1))
           for (int qy : ctx.threads_x(m1)) {
             load_line(in, &T2[(qz * m1 + qy) * Rn], 1, n1);
-            line_contract<MaxN, false, Straight>(t.B, n1, in, out);
+            line_contract<MaxN, false>(t.B, n1, in, out);
             store_line(out, &V[(qz * m1 + qy) * R], 1, m1);
-            line_contract<MaxN, false, Straight>(t.D, m1, out, in);
+            line_contract<MaxN, false>(t.D, m1, out, in);
             store_line(in, &G[(qz * m1 + qy) * R], 1, m1);
           }
       ctx.sync();
@@ -587,21 +606,12 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
       vr = R;
     }
     // the reference gradient G(d, qz, qy, qx) along lines in direction d (Gauss: x done)
+    constexpr int d0 = Nodal ? 0 : 1;  // the first direction left
     if (valid)
       for (int y : ctx.threads_y(m1))
-        for (int x : ctx.threads_x(m1)) {
-          if constexpr (Nodal) {
-            load_line(in, &Vp[(x * m1 + y) * vr], 1, m1);  // x line (qz, qy) = (x, y)
-            line_contract<MaxN, false, Straight>(t.D, m1, in, out);
-            store_line(out, &G[(x * m1 + y) * R], 1, m1);
-          }
-          load_line(in, &Vp[y * m1 * vr + x], vr, m1);  // y line (qz, qx) = (y, x)
-          line_contract<MaxN, false, Straight>(t.D, m1, in, out);
-          store_line(out, &G[np + y * m1 * R + x], R, m1);
-          load_line(in, &Vp[y * vr + x], m1 * vr, m1);  // z line (qy, qx) = (y, x)
-          line_contract<MaxN, false, Straight>(t.D, m1, in, out);
-          store_line(out, &G[2 * np + y * R + x], m1 * R, m1);
-        }
+        for (int x : ctx.threads_x(m1))
+TESSERA_INTERP_UNROLL
+          for (int d = d0; d < 3; ++d) derivative_line<MaxN, false>(t, m1, d, y, x, Vp, vr, &G[d * np], R);
     ctx.sync();
     // D G at each point, in place
     if (valid)
@@ -614,8 +624,7 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
               const double xi[3] = {xq[qx], xq[qy], xq[qz]};
               point_factor<3, true, true>(a, e, q, Xc.data(), xi, F);
             } else {
-TESSERA_INTERP_UNROLL
-              for (int k = 0; k < 6; ++k) F[k] = a.qdata[(e * 6 + k) * nq + q];
+              point_factor<3, true, false>(a, e, q, nullptr, nullptr, F);
             }
             const double gx = G[at], gy = G[np + at], gz = G[2 * np + at];
             G[at] = F[0] * gx + F[1] * gy + F[2] * gz;
@@ -626,19 +635,9 @@ TESSERA_INTERP_UNROLL
     // the transposed derivatives along the same lines, in place (Gauss: x below)
     if (valid)
       for (int y : ctx.threads_y(m1))
-        for (int x : ctx.threads_x(m1)) {
-          if constexpr (Nodal) {
-            load_line(in, &G[(x * m1 + y) * R], 1, m1);
-            line_contract<MaxN, true, Straight>(t.D, m1, in, out);
-            store_line(out, &G[(x * m1 + y) * R], 1, m1);
-          }
-          load_line(in, &G[np + y * m1 * R + x], R, m1);
-          line_contract<MaxN, true, Straight>(t.D, m1, in, out);
-          store_line(out, &G[np + y * m1 * R + x], R, m1);
-          load_line(in, &G[2 * np + y * R + x], m1 * R, m1);
-          line_contract<MaxN, true, Straight>(t.D, m1, in, out);
-          store_line(out, &G[2 * np + y * R + x], m1 * R, m1);
-        }
+        for (int x : ctx.threads_x(m1))
+TESSERA_INTERP_UNROLL
+          for (int d = d0; d < 3; ++d) derivative_line<MaxN, true>(t, m1, d, y, x, &G[d * np], R, &G[d * np], R);
     ctx.sync();
     const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
     if constexpr (Nodal) {
@@ -655,17 +654,17 @@ TESSERA_INTERP_UNROLL
           for (int qy : ctx.threads_x(m1)) {
             const int row = (qz * m1 + qy) * R;
             load_line(in, &G[row], 1, m1);
-            line_contract<MaxN, true, Straight>(t.D, m1, in, out);
+            line_contract<MaxN, true>(t.D, m1, in, out);
 TESSERA_INTERP_UNROLL
             for (int qx = 0; qx < MaxN; ++qx) {
               if (qx >= m1) break;
               out[qx] += G[np + row + qx] + G[2 * np + row + qx];
             }
-            line_contract<MaxN, true, Straight>(t.B, m1, out, in);
+            line_contract<MaxN, true>(t.B, m1, out, in);
             store_line(in, &T2[(qz * m1 + qy) * Rn], 1, n1);
           }
       ctx.sync();
-      lines_transpose_yz<MaxN, Straight>(ctx, a, valid, t, T2.data(), T1.data(), Rn, el_idxs, e, c);
+      lines_transpose_yz<MaxN>(ctx, a, valid, t, T2.data(), T1.data(), Rn, el_idxs, e, c);
     }
   });
 }
@@ -781,8 +780,9 @@ TESSERA_INTERP_UNROLL
 ///   points-at-the-nodes bound 12, BP5 p = 10 -19%); on the fly, diffusion at bounds 8-12
 ///   (+4-39%, one case -2%) and the points-at-the-nodes bound 6 (+21-27%; at bounds 8-12 it
 ///   lost 8-14%). Tighter caps (diffusion at bounds 4 and 6 64-112) lost up to 28%. The mass
-///   kernel by lines takes 56-127 registers and needs no cap. Gauss diffusion at bound 14 (p = 11, 12) stays uncapped:
-///   capped at 128 it spilled 430-440 bytes and ran stored BP3 0.66-0.92x and on-the-fly
+///   kernel by lines takes 56-127 registers and needs no cap; the diffusion kernels by lines
+///   keep these caps (measured with them; none of them spills under it). Gauss diffusion at
+///   bound 14 (p = 11, 12) stays uncapped: capped at 128 it spilled 430-440 bytes and ran stored BP3 0.66-0.92x and on-the-fly
 ///   p = 12 0.75x of uncapped (on the fly p = 11 1.20x); uncapped it is never slower than the
 ///   run-time-size kernel it replaces.
 /// - Rows padded to MaxN (rows, row_length) against run-time rows, same run: Gauss diffusion
@@ -809,8 +809,11 @@ struct HexPolicy {
       Diffusion && (OnTheFly ? (Nodal ? MaxN == 6 : MaxN >= 8 && MaxN != 14)
                              : MaxN >= 8 && MaxN != 14 && !(Nodal && MaxN >= 12));
   static constexpr int max_registers = capped ? 128 : 0;
+  /// Mass by lines (hex_mass_lines) at every bound; diffusion by lines (hex_diffusion_lines)
+  /// except with the points at the nodes at bound 4 and stored Gauss diffusion at bound 14
+  static constexpr bool lines = MaxN > 0 && (!Diffusion || (Nodal ? MaxN >= 6 : OnTheFly || MaxN != 14));
   static constexpr bool pad_rows() {
-    if (MaxN == 0 || !Diffusion) return false;  // mass: the line kernel lays out its own rows
+    if (MaxN == 0 || lines) return false;  // the line kernels lay out their own rows
     if (!Nodal) return OnTheFly || MaxN >= 6;
     return MaxN >= 6 && !(OnTheFly && MaxN == 10);
   }
@@ -820,9 +823,6 @@ struct HexPolicy {
   /// With the points at the nodes the gathered values are the point values: their rows padded
   /// too (pipelined_steps' Row), except on the fly at bound 12
   static constexpr int gather_rows = Nodal && padded && !(OnTheFly && MaxN == 12) ? MaxN : 0;
-  /// Mass by lines (hex_mass_lines) at every bound; diffusion by lines (hex_diffusion_lines)
-  /// except with the points at the nodes at bound 4 and stored Gauss diffusion at bound 14
-  static constexpr bool lines = MaxN > 0 && (!Diffusion || (Nodal ? MaxN >= 6 : OnTheFly || MaxN != 14));
 };
 
 /// Hexahedra: as quad_operator, in variants by MaxN, a compile-time bound on the nodes and
