@@ -33,6 +33,15 @@ struct HexOperator {
   }
 };
 
+/// Hexahedron mass by small matrix products (hex_mass_matmul), MaxK = 8 or 16: two warps per
+/// element on the GPU.
+template <bool OnTheFly, int MaxK>
+struct HexMassMatmul {
+  static constexpr bool matmul = true;
+  Args a;
+  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { hex_mass_matmul<OnTheFly, MaxK>(ctx, a); }
+};
+
 namespace {
 /// TESSERA_OPERATOR_BOUND (comparisons only): -1 when unset.
 int forced_bound() {
@@ -43,6 +52,13 @@ int forced_bound() {
   return b;
 }
 }  // namespace
+
+bool operator_matmul(const Exec& exec, Geometry g, bool diffusion, int nd1, int nq1) {
+  if (g != Geometry::Hexahedron || diffusion || std::max(nd1, nq1) > 16) return false;
+  (void)exec;  // opt-in on every backend: slower than the line kernels so far (docs/benchmarks/operators.md)
+  const char* e = std::getenv("TESSERA_OPERATOR_MATMUL");
+  return e && *e && std::atoi(e) != 0;
+}
 
 int operator_bound(Geometry g, int nd1, int nq1) {
   if (g != Geometry::Hexahedron) return 0;
@@ -57,8 +73,15 @@ int operator_bound(Geometry g, int nd1, int nq1) {
 /// Calls v.template operator()<Functor>() with the functor type of the kernel that serves
 /// (geometry, diffusion, on the fly, 1-D sizes, points at the nodes).
 template <class Visit>
-auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal,
-                          const Visit& v) {
+auto with_operator_kernel(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
+                          bool nodal, const Visit& v) {
+  if (operator_matmul(exec, g, diffusion, nd1, nq1)) {
+    if (std::max(nd1, nq1) <= 8)
+      return on_the_fly ? v.template operator()<HexMassMatmul<true, 8>>()
+                        : v.template operator()<HexMassMatmul<false, 8>>();
+    return on_the_fly ? v.template operator()<HexMassMatmul<true, 16>>()
+                      : v.template operator()<HexMassMatmul<false, 16>>();
+  }
   const int bound = operator_bound(g, nd1, nq1);
   // the buckets: p <= 2, 4, 6, 8, 10, 12 with q = p + 2; bound 0: the run-time-size kernel
   const auto by_bound = [&]<bool D, bool O, bool Nodal>() {
@@ -85,7 +108,7 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
 }
 
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a) {
-  with_operator_kernel(g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, [&]<class K>() {
+  with_operator_kernel(exec, g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, [&]<class K>() {
     K k{a};
     if constexpr (requires { typename K::Policy; })
       if constexpr (K::Policy::lines) fill_line_tables(k.t, a);
@@ -94,25 +117,27 @@ void launch_operator(const char* label, const Exec& exec, const Teams& t, Geomet
   });
 }
 
-bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points) {
-  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points,
+bool operator_may_spill(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
+                        bool nodal_points) {
+  return with_operator_kernel(exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points,
                               []<class K>() { return detail::team_items_may_spill<K>(); });
 }
 
-OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points) {
-  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, [&]<class K>() {
+OperatorRows operator_rows(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
+                           bool nodal_points) {
+  return with_operator_kernel(exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points, [&]<class K>() {
     if constexpr (requires { typename K::Policy; }) {
       using P = typename K::Policy;
-      return OperatorRows{P::rows > 0 ? P::rows : nq1, P::gather_rows > 0 ? P::gather_rows : nd1, P::lines};
-    } else {
-      return OperatorRows{nq1, nd1, false};  // quadrilaterals: run-time rows
+      return OperatorRows{P::rows > 0 ? P::rows : nq1, P::gather_rows > 0 ? P::gather_rows : nd1, P::lines, false};
+    } else {  // quadrilaterals, matrix products: run-time rows
+      return OperatorRows{nq1, nd1, false, requires { K::matmul; }};
     }
   });
 }
 
 int operator_max_threads(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                          bool nodal_points) {
-  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points,
+  return with_operator_kernel(exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points,
                               [&]<class K>() { return team_max_threads<K>(exec); });
 }
 

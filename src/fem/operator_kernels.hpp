@@ -6,6 +6,7 @@
 // Shared buffers are reused between the forward and the transposed stages.
 
 #include "interpolate_kernels.hpp"
+#include "tessera/core/team_matmul.hpp"
 
 namespace tessera::fem::interp_detail {
 
@@ -476,6 +477,23 @@ TESSERA_INTERP_UNROLL
       }
 }
 
+/// The row length of hex_mass_matmul's point data (qz, qy, qx): m1 rounded up to 4 mod 8, so
+/// that the eight columns of a matrix step, read down their rows, fall in different banks.
+TESSERA_HOST_DEVICE constexpr int hex_matmul_row(int m1) { return m1 <= 4 ? 4 : (m1 + 3) / 8 * 8 + 4; }
+/// The row stride of a hex_mass_matmul product's output: n rounded up to 8 mod 16, so that the
+/// 16-byte stores of a warp's 8 x 8 tiles spread over all banks.
+TESSERA_HOST_DEVICE constexpr int hex_matmul_stride(int n) { return (n + 7) / 16 * 16 + 8; }
+/// Doubles of hex_mass_matmul's P buffer (T1, the point data, Z) and Q buffer (T2, Y).
+TESSERA_HOST_DEVICE constexpr int hex_matmul_p_size(int n1, int m1) {
+  const int pts = m1 * m1 * hex_matmul_row(m1), t1 = m1 * hex_matmul_stride(n1 * n1),
+            z = n1 * hex_matmul_stride(n1 * m1);
+  return pts > t1 ? (pts > z ? pts : z) : (t1 > z ? t1 : z);
+}
+TESSERA_HOST_DEVICE constexpr int hex_matmul_q_size(int n1, int m1) {
+  const int t2 = m1 * hex_matmul_stride(m1 * n1), y = n1 * hex_matmul_stride(m1 * m1);
+  return t2 > y ? t2 : y;
+}
+
 /// Bounded hexahedron mass operator by lines. Per (element, component) step: z, then y, by
 /// lines along those directions into T1 (qz, j, i) and T2 (qz, qy, i; rows of line_row(n1));
 /// x, the point factor and the transposed x in place along T2's rows; the transposed y into
@@ -539,6 +557,94 @@ TESSERA_INTERP_UNROLL
     ctx.sync();
     const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
     lines_transpose_yz<MaxN>(ctx, a, valid, t, T2.data(), T1.data(), R, el_idxs, e, c);
+  });
+}
+
+/// Hexahedron mass operator by small matrix products (team_matmul: on the GPU the double-
+/// precision tensor cores, two warps per element). Per (element, component) step, each of the
+/// six 1-D contractions is one product of the 1-D table (m1 x n1 forward, n1 x m1 transposed)
+/// with the element's data viewed as a matrix whose columns are the lines of one direction:
+///   z: T1(qz, j, i)  = sum_k B(k, qz) u(k, j, i)        into P (qz, n1 n1)
+///   y: T2(qy, qz, i) = sum_j B(j, qy) T1(qz, j, i)      into Q (qy, m1 n1)
+///   x: X(qz, qy, qx) = sum_i B(i, qx) T2(qy, qz, i)     into P (point order, rows of R)
+/// then X times w det J point by point (stored: copied to W with cp.async during the forward
+/// stages), and the transposes, Y(i, qz, qy) into Q, Z(j, i, qz) into P, the last one
+/// scattered. MaxK (8 or 16) bounds n1 and m1.
+template <bool OnTheFly, int MaxK>
+TESSERA_HOST_DEVICE void hex_mass_matmul(TeamContext& ctx, const Args& a) {
+  const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, nq = a.nq, n2 = n1 * n1, mm = m1 * m1, mn = m1 * n1;
+  const int R = hex_matmul_row(m1);
+  auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);
+  auto idxs = ctx.shared_item<int>(a.chunk * nd);
+  auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * nd);
+  auto P = ctx.shared_item<double>(hex_matmul_p_size(n1, m1));
+  auto Q = ctx.shared_item<double>(hex_matmul_q_size(n1, m1));
+  auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
+  auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);
+  auto W = ctx.shared_item<double>(OnTheFly ? 0 : nq);
+  // output row strides of the products (hex_matmul_stride)
+  const int s1 = hex_matmul_stride(n2), s2 = hex_matmul_stride(mn), s4 = hex_matmul_stride(mm), s5 = s2;
+  if constexpr (OnTheFly)
+    for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
+  TeamMatrix<MaxK> Bf, Bb;            // Bf(q, i) = B(i, q) (nodes to points), Bb(i, q) = B(i, q)
+  Bf.load(ctx, a.Bt, m1, n1, 1, m1);  // a.Bt is (nd1, nq1)
+  Bb.load(ctx, a.Bt, n1, m1, m1, 1);
+  // column c of a product split as (c / n, c % n): exact in single precision for these sizes
+  const auto split = [](int c, int n, float inv) {
+    const int hi = static_cast<int>((static_cast<float>(c) + 0.5f) * inv);
+    return hi;
+  };
+  const float inv_n = 1.0f / static_cast<float>(n1), inv_m = 1.0f / static_cast<float>(m1);
+  double* p = P.data();
+  double* qb = Q.data();
+  pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
+    if constexpr (OnTheFly) {
+      if (valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
+    } else {
+      if (valid && c == 0)  // the element's later components (steps) find it there
+        for (int q : ctx.item_threads(nq)) copy_async(ctx, &W[q], &a.qdata[e * nq + q]);
+      async_commit();
+    }
+    if (valid)
+      team_matmul(ctx, Bf, n2, n2, [&](int col) { return u + col; }, RowsOut{p, s1});
+    ctx.sync();
+    if (valid)
+      team_matmul(ctx, Bf, mn, n1, [&](int col) { const int qz = split(col, n1, inv_n); return p + qz * s1 + (col - qz * n1); },
+                  RowsOut{qb, s2});
+    ctx.sync();
+    if (valid)  // columns (qy, qz); X(qz, qy, qx) at p[(qz * m1 + qy) * R + qx]
+      team_matmul(ctx, Bf, mm, 1, [&](int col) { const int qy = split(col, m1, inv_m); return qb + qy * s2 + (col - qy * m1) * n1; },
+                  [&](int o, int col, double v) {
+                    const int qy = split(col, m1, inv_m);
+                    p[((col - qy * m1) * m1 + qy) * R + o] = v;
+                  });
+    if constexpr (!OnTheFly) async_wait(false);
+    ctx.sync();
+    if (valid)
+      for (int q : ctx.item_threads(nq)) {
+        const int line = split(q, m1, inv_m), qx = q - line * m1;  // line = qz * m1 + qy
+        double F[1];
+        if constexpr (OnTheFly) {
+          const int qz = split(line, m1, inv_m), qy = line - qz * m1;
+          const double xi[3] = {xq[qx], xq[qy], xq[qz]};
+          point_factor<3, false, true>(a, e, q, Xc.data(), xi, F);
+        } else {
+          F[0] = W[q];
+        }
+        p[line * R + qx] *= F[0];
+      }
+    ctx.sync();
+    if (valid)  // columns (qz, qy)
+      team_matmul(ctx, Bb, mm, 1, [&](int col) { return p + col * R; }, RowsOut{qb, s4});
+    ctx.sync();
+    if (valid)  // columns (i, qz)
+      team_matmul(ctx, Bb, mn, 1, [&](int col) { const int i = split(col, m1, inv_m); return qb + i * s4 + (col - i * m1) * m1; },
+                  RowsOut{p, s5});
+    ctx.sync();
+    const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
+    if (valid)  // columns (j, i)
+      team_matmul(ctx, Bb, n2, 1, [&](int col) { const int j = split(col, n1, inv_n); return p + j * s5 + (col - j * n1) * m1; },
+                  [&](int o, int col, double v) { store_result(a, el_idxs, e, c, o * n2 + col, v); });
   });
 }
 
@@ -1092,11 +1198,16 @@ TESSERA_INTERP_UNROLL
 /// bounded variants run one thread per (qy, qx) point column (threads z = 1), with their own
 /// shared-memory layout (Interpolator::operator_shape mirrors it).
 int operator_bound(Geometry g, int nd1, int nq1);
+/// Whether the hexahedron mass operator runs by small matrix products (hex_mass_matmul) for
+/// these sizes: n1, m1 <= 16 and TESSERA_OPERATOR_MATMUL=1 (opt-in, on every backend: on the
+/// H100 it ran at 0.12-0.80x of the line kernels, docs/benchmarks/operators.md).
+bool operator_matmul(const Exec& exec, Geometry g, bool diffusion, int nd1, int nq1);
 /// Whether the kernel that launch_operator picks for these sizes declares items_may_spill
 /// (core/team.hpp): its element buffers then go to device memory when they do not fit the
 /// block's shared memory (the run-time-size kernels: diffusion from p = 13 with q = p + 2 and
 /// from p = 14 with Gauss-Lobatto points, on the GPU).
-bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points);
+bool operator_may_spill(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
+                        bool nodal_points);
 /// The row lengths (row_length) of the shared buffers of the kernel that launch_operator picks
 /// for these sizes: its point data (HexPolicy::rows, or nq1 where its rows are not padded)
 /// and its gathered nodal values (HexPolicy::gather_rows, or nd1).
@@ -1104,8 +1215,10 @@ struct OperatorRows {
   int points;
   int gathered;
   bool lines;     // HexPolicy::lines: the kernel runs by lines (hex_mass_lines, hex_diffusion_lines), its own layout
+  bool matmul;    // hex_mass_matmul, its own layout and two warps per element
 };
-OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points);
+OperatorRows operator_rows(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
+                           bool nodal_points);
 /// Launches the fused operator of geometry g (quadrilateral or hexahedron); a.on_the_fly
 /// selects the geometry source.
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "test_backends.hpp"
+#include "tessera/core/team_matmul.hpp"
 
 using namespace tessera;
 using tessera::test::error_message;
@@ -147,6 +148,38 @@ struct SpillingSums {
   }
 };
 
+/// team_matmul in a team launch: per item, out(item, o, c) = sum_k A(o, k) in(item, k, c) with
+/// A(o, k) = a[o * so + k * sk], in(item, k, c) at in[item * per_item + k * ks + c * cs], the
+/// input copied to shared memory first; results through a lambda (odd columns) or RowsOut
+/// (out rows of o_stride, even columns: pairs).
+template <int MaxK>
+void matmul(const Exec& exec, const Teams& t, int no, int nk, int ncols, int so, int sk, int ks, int cs,
+            int o_stride, View<const double, 1> a, View<const double, 1> in, View<double, 1> out) {
+  const int per_item = nk * ks + ncols * cs;  // covers every entry read
+  const int per_out = no * o_stride;
+  launch("tests/team_matmul", exec, t, TESSERA_LAMBDA(TeamContext & ctx) {
+    auto buf = ctx.shared_item<double>(per_item);
+    auto res = ctx.shared_item<double>(per_out);
+    TeamMatrix<MaxK> A;
+    A.load(ctx, a.data(), no, nk, so, sk);
+    if (ctx.valid())
+      for (int i : ctx.item_threads(per_item)) buf(i) = in(ctx.item() * per_item + i);
+    ctx.sync();
+    if (ctx.valid()) {
+      const auto col = [&](int c) { return &buf(c * cs); };
+      if (ncols % 2 == 1) {
+        double* o = out.data() + ctx.item() * per_out;
+        team_matmul(ctx, A, ncols, ks, col, [&](int r, int c, double v) { o[r * o_stride + c] = v; });
+      } else {
+        team_matmul(ctx, A, ncols, ks, col, RowsOut{res.data(), o_stride});
+      }
+    }
+    ctx.sync();
+    if (ctx.valid() && ncols % 2 == 0)
+      for (int i : ctx.item_threads(per_out)) out(ctx.item() * per_out + i) = res(i);
+  });
+}
+
 }  // namespace team_kernels
 
 namespace {
@@ -259,6 +292,52 @@ TEST_P(TeamTest, SweepItemsPerBlockThreadsAndPartialBlocks) {
       }
   if (refused > 0)
     std::printf("note: %d of %d configurations were over this kernel's threads-per-block limit\n", refused, config);
+}
+
+TEST_P(TeamTest, SmallMatrixProductsMatchTheHost) {
+  // team_matmul on random data: A of several shapes up to MaxK x MaxK (8 and 16; on the GPU
+  // the tensor-core path with two warps per item), columns of `in` strided both ways, odd and
+  // even column counts (a lambda emit and RowsOut's paired stores), 7 items in blocks of 3 (a
+  // partial last block). The host sums the same products in the same order of k; tensor
+  // cores accumulate in another order, so the tolerance is 1e-14 of the sum of |terms|.
+  struct Case {
+    int maxk, no, nk, ncols, so, sk, ks, cs, o_stride;
+  };
+  for (const Case& k : {Case{8, 8, 7, 49, 1, 8, 49, 1, 56}, Case{8, 5, 8, 20, 9, 1, 1, 11, 24},
+                        Case{16, 16, 13, 37, 1, 16, 1, 13, 37}, Case{16, 9, 16, 3, 17, 1, 3, 1, 3},
+                        Case{16, 14, 15, 64, 15, 1, 64, 1, 72}}) {
+    SCOPED_TRACE("MaxK " + std::to_string(k.maxk) + " A " + std::to_string(k.no) + "x" + std::to_string(k.nk) +
+                 ", " + std::to_string(k.ncols) + " columns");
+    const int items = 7;
+    const int per_item = k.nk * k.ks + k.ncols * k.cs;
+    const int per_out = k.no * k.o_stride;
+    const auto ah = test::random_doubles(std::size_t(k.no * k.so + k.nk * k.sk), 21);
+    const auto inh = test::random_doubles(std::size_t(items * per_item), 22);
+    auto a = Array<double, 1>::from("a", std::span<const double>(ah), exec().space());
+    auto in = Array<double, 1>::from("in", std::span<const double>(inh), exec().space());
+    Array<double, 1> out("out", {index_t(items * per_out)}, exec().space());
+    out.fill(std::nan(""));
+    const Teams t{items, 3, {64, 1, 1}, SharedLayout().add<double>(per_item).add<double>(per_out).bytes(), 0};
+    if (k.maxk == 8)
+      team_kernels::matmul<8>(exec(), t, k.no, k.nk, k.ncols, k.so, k.sk, k.ks, k.cs, k.o_stride, a.cview(),
+                              in.cview(), out.view());
+    else
+      team_kernels::matmul<16>(exec(), t, k.no, k.nk, k.ncols, k.so, k.sk, k.ks, k.cs, k.o_stride, a.cview(),
+                               in.cview(), out.view());
+    const auto got = out.to_host();
+    for (int it = 0; it < items; ++it)
+      for (int o = 0; o < k.no; ++o)
+        for (int c = 0; c < k.ncols; ++c) {
+          double s = 0, mag = 0;
+          for (int kk = 0; kk < k.nk; ++kk) {
+            const double term = ah[std::size_t(o * k.so + kk * k.sk)] * inh[std::size_t(it * per_item + kk * k.ks + c * k.cs)];
+            s += term;
+            mag += std::abs(term);
+          }
+          ASSERT_NEAR(got.data()[it * per_out + o * k.o_stride + c], s, 1e-14 * mag + 1e-300)
+              << "item " << it << " (" << o << ", " << c << ")";
+        }
+  }
 }
 
 TEST_P(TeamTest, LargeCommonSharedMemory) {

@@ -1,5 +1,6 @@
 // Matrix-free mass and diffusion operators, their diagonals, CG with Dirichlet elimination.
 #include <cmath>
+#include <cstdlib>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -287,6 +288,36 @@ TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
         opt.quadrature = k.type;
         expect_matches_assembled(space, kind, exec(), opt, /*matrix=*/k.p < 10);
       }
+}
+
+TEST_P(OperatorTest, HexahedronMassByLinesAndByMatrixProductsEqualAssembled) {
+  // The hexahedron mass operator has two bounded kernel families: by lines (hex_mass_lines,
+  // the default) and by small matrix products (hex_mass_matmul, on the GPU's tensor cores).
+  // TESSERA_OPERATOR_MATMUL selects either on every backend, so both bodies are checked on
+  // every backend: p = 1..3 and 6 (at most 8 nodes or points per direction: MaxK = 8), p = 7 and
+  // 10 (MaxK = 16), 1 and 3 components (3: an item walks one step per component), stored and on
+  // the fly on a trilinear mesh (distorted_mesh), and a Gauss rule with fewer points than
+  // q = p + 2 (degree 2p: q = p + 1).
+  const Mesh mesh = distorted_mesh("box:hex:2x2x1");
+  const char* saved = std::getenv("TESSERA_OPERATOR_MATMUL");
+  const std::string restore = saved ? saved : "";
+  struct Case {
+    int p, degree, comps;
+  };
+  for (const char* mode : {"0", "1"})
+    for (const Case& k : {Case{1, -1, 1}, Case{2, -1, 3}, Case{3, 6, 1}, Case{6, -1, 1}, Case{7, -1, 3}, Case{10, -1, 1}})
+      for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
+        SCOPED_TRACE(std::string("TESSERA_OPERATOR_MATMUL=") + mode + " p=" + std::to_string(k.p) + " degree " +
+                     std::to_string(k.degree) + " c=" + std::to_string(k.comps) + " " + name(gs));
+        setenv("TESSERA_OPERATOR_MATMUL", mode, 1);
+        const H1Space space(mesh, k.p, k.comps);
+        OperatorOptions opt;
+        opt.degree = k.degree;
+        opt.geometry = gs;
+        expect_matches_assembled(space, OperatorKind::Mass, exec(), opt, /*matrix=*/k.p < 10);
+      }
+  if (saved) setenv("TESSERA_OPERATOR_MATMUL", restore.c_str(), 1);
+  else unsetenv("TESSERA_OPERATOR_MATMUL");
 }
 
 TEST_P(OperatorTest, HighestOrdersIntegrateExactlyAndMatchTheSerialBackend) {
