@@ -307,6 +307,9 @@ TEST_P(OperatorTest, HexahedronMassByLinesAndByMatrixProductsEqualAssembled) {
   for (const char* mode : {"0", "1"})
     for (const Case& k : {Case{1, -1, 1}, Case{2, -1, 3}, Case{3, 6, 1}, Case{6, -1, 1}, Case{7, -1, 3}, Case{10, -1, 1}})
       for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
+#if defined(__SANITIZE_ADDRESS__)
+        if (k.p == 10) continue;  // minutes under AddressSanitizer; p = 7 covers MaxK = 16 there
+#endif
         SCOPED_TRACE(std::string("TESSERA_OPERATOR_MATMUL=") + mode + " p=" + std::to_string(k.p) + " degree " +
                      std::to_string(k.degree) + " c=" + std::to_string(k.comps) + " " + name(gs));
         setenv("TESSERA_OPERATOR_MATMUL", mode, 1);
