@@ -317,7 +317,9 @@ TEST_P(OperatorTest, HexahedronMassByLinesAndByMatrixProductsEqualAssembled) {
         OperatorOptions opt;
         opt.degree = k.degree;
         opt.geometry = gs;
-        expect_matches_assembled(space, OperatorKind::Mass, exec(), opt, /*matrix=*/k.p < 10);
+        // the point-by-point host reference from p = 6 (the element matrices cost minutes
+        // under AddressSanitizer there)
+        expect_matches_assembled(space, OperatorKind::Mass, exec(), opt, /*matrix=*/k.p < 6);
       }
   if (saved) setenv("TESSERA_OPERATOR_MATMUL", restore.c_str(), 1);
   else unsetenv("TESSERA_OPERATOR_MATMUL");
