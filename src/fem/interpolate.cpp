@@ -558,7 +558,7 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
   const Dim3 th = operator_shape(diffusion, a.on_the_fly, &item, &common);
   // the run-time-size kernels' element buffers go to device memory when they do not fit
   // (items_may_spill in operator_kernels.cpp); the bounded ones must fit
-  if (exec_.on_device() && !ia::operator_may_spill(exec_, geom_, diffusion, a.on_the_fly, nd1_, nq1_, nodal_points_)) {
+  if (exec_.on_device() && !ia::operator_may_spill(geom_, diffusion, a.on_the_fly, nd1_, nq1_, nodal_points_)) {
     const std::size_t limit = current_device().shared_per_block_optin;
     const std::size_t need = operator_shared_bytes(diffusion, a.on_the_fly, epb);
     if (need > limit)
@@ -584,12 +584,12 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* 
         .add<double>(D ? n1 * m1 : 0)
         .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(nx).add<double>(on_the_fly ? 4 * 2 : 0);
   } else {
-    const ia::OperatorRows rows = ia::operator_rows(exec_, geom_, diffusion, on_the_fly, n1, m1, nodal_points_);
+    const ia::OperatorRows rows = ia::operator_rows(geom_, diffusion, on_the_fly, n1, m1, nodal_points_);
     const int S = rows.points, np = m1 * m1 * S;
     const int ub = ia::gather_buffers(k, comps_) * n1 * n1 * rows.gathered;
     if (rows.matmul) {  // hex_mass_matmul: two warps per element
       c.add<double>(on_the_fly ? m1 : 0);
-      it.add<int>(k * nd_).add<double>(ia::gather_buffers(k, comps_) * nd_).add<double>(ia::hex_matmul_p_size(n1, m1))
+      it.add<int>(k * nd_).add<double>(ub).add<double>(ia::hex_matmul_p_size(n1, m1))
           .add<double>(ia::hex_matmul_q_size(n1, m1)).add<double>(nx).add<double>(on_the_fly ? 8 * 3 : 0)
           .add<double>(on_the_fly ? 0 : nq_);
       *item = it.bytes();
@@ -673,7 +673,7 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
   const int bound = ia::operator_bound(geom_, nd1_, nq1_);
   const int per = th.x * th.y * th.z;
   int want = 1;
-  if (ia::operator_matmul(exec_, geom_, diffusion, nd1_, nq1_)) {
+  if (ia::operator_matmul(geom_, diffusion, nd1_, nq1_)) {
     want = 2;  // two warps per element; 1-2 measured fastest on the H100 (p = 2..8)
   } else if (exec_.on_device() && (bound == 4 || bound == 6) && per >= 8 && per < 32) {
     while (want < 16 && 5 * want * per < 4 * 32 * ((want * per + 31) / 32)) ++want;

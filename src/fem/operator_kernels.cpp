@@ -53,9 +53,9 @@ int forced_bound() {
 }
 }  // namespace
 
-bool operator_matmul(const Exec& exec, Geometry g, bool diffusion, int nd1, int nq1) {
+bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1) {
   if (g != Geometry::Hexahedron || diffusion || std::max(nd1, nq1) > 16) return false;
-  (void)exec;  // opt-in on every backend: slower than the line kernels so far (docs/benchmarks/operators.md)
+  // read at each call, not cached: the tests switch it between operators
   const char* e = std::getenv("TESSERA_OPERATOR_MATMUL");
   return e && *e && std::atoi(e) != 0;
 }
@@ -73,9 +73,9 @@ int operator_bound(Geometry g, int nd1, int nq1) {
 /// Calls v.template operator()<Functor>() with the functor type of the kernel that serves
 /// (geometry, diffusion, on the fly, 1-D sizes, points at the nodes).
 template <class Visit>
-auto with_operator_kernel(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
-                          bool nodal, const Visit& v) {
-  if (operator_matmul(exec, g, diffusion, nd1, nq1)) {
+auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal,
+                          const Visit& v) {
+  if (operator_matmul(g, diffusion, nd1, nq1)) {
     if (std::max(nd1, nq1) <= 8)
       return on_the_fly ? v.template operator()<HexMassMatmul<true, 8>>()
                         : v.template operator()<HexMassMatmul<false, 8>>();
@@ -108,7 +108,7 @@ auto with_operator_kernel(const Exec& exec, Geometry g, bool diffusion, bool on_
 }
 
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a) {
-  with_operator_kernel(exec, g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, [&]<class K>() {
+  with_operator_kernel(g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, [&]<class K>() {
     K k{a};
     if constexpr (requires { typename K::Policy; })
       if constexpr (K::Policy::lines) fill_line_tables(k.t, a);
@@ -117,15 +117,13 @@ void launch_operator(const char* label, const Exec& exec, const Teams& t, Geomet
   });
 }
 
-bool operator_may_spill(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
-                        bool nodal_points) {
-  return with_operator_kernel(exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points,
+bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points) {
+  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points,
                               []<class K>() { return detail::team_items_may_spill<K>(); });
 }
 
-OperatorRows operator_rows(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
-                           bool nodal_points) {
-  return with_operator_kernel(exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points, [&]<class K>() {
+OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points) {
+  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, [&]<class K>() {
     if constexpr (requires { typename K::Policy; }) {
       using P = typename K::Policy;
       return OperatorRows{P::rows > 0 ? P::rows : nq1, P::gather_rows > 0 ? P::gather_rows : nd1, P::lines, false};
@@ -137,7 +135,7 @@ OperatorRows operator_rows(const Exec& exec, Geometry g, bool diffusion, bool on
 
 int operator_max_threads(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                          bool nodal_points) {
-  return with_operator_kernel(exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points,
+  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points,
                               [&]<class K>() { return team_max_threads<K>(exec); });
 }
 

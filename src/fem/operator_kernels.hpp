@@ -589,11 +589,8 @@ TESSERA_HOST_DEVICE void hex_mass_matmul(TeamContext& ctx, const Args& a) {
   TeamMatrix<MaxK> Bf, Bb;            // Bf(q, i) = B(i, q) (nodes to points), Bb(i, q) = B(i, q)
   Bf.load(ctx, a.Bt, m1, n1, 1, m1);  // a.Bt is (nd1, nq1)
   Bb.load(ctx, a.Bt, n1, m1, m1, 1);
-  // column c of a product split as (c / n, c % n): exact in single precision for these sizes
-  const auto split = [](int c, int n, float inv) {
-    const int hi = static_cast<int>((static_cast<float>(c) + 0.5f) * inv);
-    return hi;
-  };
+  // c / n from inv = 1 / n (columns of a product split in two): exact in single precision for these sizes
+  const auto split = [](int c, float inv) { return static_cast<int>((static_cast<float>(c) + 0.5f) * inv); };
   const float inv_n = 1.0f / static_cast<float>(n1), inv_m = 1.0f / static_cast<float>(m1);
   double* p = P.data();
   double* qb = Q.data();
@@ -609,23 +606,23 @@ TESSERA_HOST_DEVICE void hex_mass_matmul(TeamContext& ctx, const Args& a) {
       team_matmul(ctx, Bf, n2, n2, [&](int col) { return u + col; }, RowsOut{p, s1});
     ctx.sync();
     if (valid)
-      team_matmul(ctx, Bf, mn, n1, [&](int col) { const int qz = split(col, n1, inv_n); return p + qz * s1 + (col - qz * n1); },
+      team_matmul(ctx, Bf, mn, n1, [&](int col) { const int qz = split(col, inv_n); return p + qz * s1 + (col - qz * n1); },
                   RowsOut{qb, s2});
     ctx.sync();
     if (valid)  // columns (qy, qz); X(qz, qy, qx) at p[(qz * m1 + qy) * R + qx]
-      team_matmul(ctx, Bf, mm, 1, [&](int col) { const int qy = split(col, m1, inv_m); return qb + qy * s2 + (col - qy * m1) * n1; },
+      team_matmul(ctx, Bf, mm, 1, [&](int col) { const int qy = split(col, inv_m); return qb + qy * s2 + (col - qy * m1) * n1; },
                   [&](int o, int col, double v) {
-                    const int qy = split(col, m1, inv_m);
+                    const int qy = split(col, inv_m);
                     p[((col - qy * m1) * m1 + qy) * R + o] = v;
                   });
     if constexpr (!OnTheFly) async_wait(false);
     ctx.sync();
     if (valid)
       for (int q : ctx.item_threads(nq)) {
-        const int line = split(q, m1, inv_m), qx = q - line * m1;  // line = qz * m1 + qy
+        const int line = split(q, inv_m), qx = q - line * m1;  // line = qz * m1 + qy
         double F[1];
         if constexpr (OnTheFly) {
-          const int qz = split(line, m1, inv_m), qy = line - qz * m1;
+          const int qz = split(line, inv_m), qy = line - qz * m1;
           const double xi[3] = {xq[qx], xq[qy], xq[qz]};
           point_factor<3, false, true>(a, e, q, Xc.data(), xi, F);
         } else {
@@ -638,12 +635,12 @@ TESSERA_HOST_DEVICE void hex_mass_matmul(TeamContext& ctx, const Args& a) {
       team_matmul(ctx, Bb, mm, 1, [&](int col) { return p + col * R; }, RowsOut{qb, s4});
     ctx.sync();
     if (valid)  // columns (i, qz)
-      team_matmul(ctx, Bb, mn, 1, [&](int col) { const int i = split(col, m1, inv_m); return qb + i * s4 + (col - i * m1) * m1; },
+      team_matmul(ctx, Bb, mn, 1, [&](int col) { const int i = split(col, inv_m); return qb + i * s4 + (col - i * m1) * m1; },
                   RowsOut{p, s5});
     ctx.sync();
     const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
     if (valid)  // columns (j, i)
-      team_matmul(ctx, Bb, n2, 1, [&](int col) { const int j = split(col, n1, inv_n); return p + j * s5 + (col - j * n1) * m1; },
+      team_matmul(ctx, Bb, n2, 1, [&](int col) { const int j = split(col, inv_n); return p + j * s5 + (col - j * n1) * m1; },
                   [&](int o, int col, double v) { store_result(a, el_idxs, e, c, o * n2 + col, v); });
   });
 }
@@ -1200,14 +1197,13 @@ TESSERA_INTERP_UNROLL
 int operator_bound(Geometry g, int nd1, int nq1);
 /// Whether the hexahedron mass operator runs by small matrix products (hex_mass_matmul) for
 /// these sizes: n1, m1 <= 16 and TESSERA_OPERATOR_MATMUL=1 (opt-in, on every backend: on the
-/// H100 it ran at 0.12-0.80x of the line kernels, docs/benchmarks/operators.md).
-bool operator_matmul(const Exec& exec, Geometry g, bool diffusion, int nd1, int nq1);
+/// H100 it ran at 0.14-0.89x of the line kernels, docs/benchmarks/operators.md).
+bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1);
 /// Whether the kernel that launch_operator picks for these sizes declares items_may_spill
 /// (core/team.hpp): its element buffers then go to device memory when they do not fit the
 /// block's shared memory (the run-time-size kernels: diffusion from p = 13 with q = p + 2 and
 /// from p = 14 with Gauss-Lobatto points, on the GPU).
-bool operator_may_spill(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
-                        bool nodal_points);
+bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points);
 /// The row lengths (row_length) of the shared buffers of the kernel that launch_operator picks
 /// for these sizes: its point data (HexPolicy::rows, or nq1 where its rows are not padded)
 /// and its gathered nodal values (HexPolicy::gather_rows, or nd1).
@@ -1217,8 +1213,7 @@ struct OperatorRows {
   bool lines;     // HexPolicy::lines: the kernel runs by lines (hex_mass_lines, hex_diffusion_lines), its own layout
   bool matmul;    // hex_mass_matmul, its own layout and two warps per element
 };
-OperatorRows operator_rows(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
-                           bool nodal_points);
+OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points);
 /// Launches the fused operator of geometry g (quadrilateral or hexahedron); a.on_the_fly
 /// selects the geometry source.
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a);

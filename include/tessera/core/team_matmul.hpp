@@ -77,9 +77,7 @@ __device__ inline void mma_8x8x4(double (&d)[2], double a, double b) {
                : "d"(a), "d"(b));
 }
 #endif
-}  // namespace detail
 
-namespace detail {
 /// Stores a pair of results of team_matmul: emit(o, c, v0) and emit(o, c + 1, v1) (c + 1 < n).
 template <class Emit>
 TESSERA_HOST_DEVICE inline void emit_pair(const Emit& emit, int o, int c, int n, double v0, double v1) {
