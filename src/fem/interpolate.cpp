@@ -178,6 +178,7 @@ Interpolator::Interpolator(const H1Space& space, Geometry g, const QuadratureRul
       for (int q = 0; q < nq1_; ++q)  // the nodal basis at its own nodes: 0 or 1 up to rounding
         if (std::abs(Bt(i, q) - (i == q ? 1.0 : 0.0)) > 1e-14) nodal_points_ = false;
     Bt_host_.assign(Bt.data(), Bt.data() + Bt.size());
+    Gt_host_.assign(Gt.data(), Gt.data() + Gt.size());
     x1d_host_ = x1;
     Bt_ = exec.on_device() ? Bt.to_device() : Bt;
     Gt_ = exec.on_device() ? Gt.to_device() : Gt;
@@ -464,6 +465,7 @@ void Interpolator::fill_args(ia::Args& a) const {
   a.host_Bt = tensor_ ? Bt_host_.data() : nullptr;
   a.host_x1d = tensor_ ? x1d_host_.data() : nullptr;
   a.host_Dq = tensor_ ? Dq_host_.data() : nullptr;
+  a.host_Gt = tensor_ ? Gt_host_.data() : nullptr;
   a.Dq = tensor_ ? Dq_.data() : nullptr;
   a.nodal_points = nodal_points_;
   a.X = X_.size() ? X_.data() : nullptr;
@@ -551,11 +553,11 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
     a.wq = wq_.data();
   }
   a.concurrent = exec_.backend != Backend::Serial;
-  a.chunk = chunk();
+  a.chunk = operator_chunk(diffusion);
   if (epb <= 0) epb = operator_elements_per_block(diffusion, a.on_the_fly, element);
   TESSERA_REQUIRE(epb >= 1, "fem::Interpolator::apply_operator: elements per block must be >= 1, got ", epb);
   std::size_t item = 0, common = 0;
-  const Dim3 th = operator_shape(diffusion, a.on_the_fly, &item, &common);
+  const Dim3 th = operator_shape(diffusion, a.on_the_fly, &item, &common, epb);
   // the run-time-size kernels' element buffers go to device memory when they do not fit
   // (items_may_spill in operator_kernels.cpp); the bounded ones must fit
   if (exec_.on_device() && !ia::operator_may_spill(geom_, diffusion, a.on_the_fly, nd1_, nq1_, nodal_points_)) {
@@ -571,7 +573,20 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
   ia::launch_operator(diffusion ? "fem/operator_diffusion" : "fem/operator_mass", exec_, t, geom_, diffusion, a);
 }
 
-Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* item, std::size_t* common) const {
+int Interpolator::operator_chunk(bool diffusion) const {
+  return ia::operator_thread_element(geom_, diffusion, nd1_, nq1_) > 0 ? 1 : chunk();
+}
+
+Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* item, std::size_t* common,
+                                  int epb) const {
+  if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_) > 0) {  // hex_thread_element: block-wide rows
+    *item = 0;
+    *common = !exec_.on_device() ? 0 : SharedLayout()
+                  .add<int>(epb * ia::thread_element_map_row(nd_))
+                  .add<double>(epb * ia::thread_element_row(diffusion, on_the_fly, nq_))
+                  .bytes();
+    return Dim3{1, 1, 1};
+  }
   const int n1 = nd1_, m1 = nq1_, D = diffusion, k = chunk();
   const int nx = on_the_fly ? k * nv_ * sdim_ : 0;
   const bool bounded = ia::operator_bound(geom_, n1, m1) > 0;  // one thread per point column
@@ -625,7 +640,7 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* 
 
 std::size_t Interpolator::operator_shared_bytes(bool diffusion, bool on_the_fly, int epb) const {
   std::size_t item = 0, common = 0;
-  const Dim3 th = operator_shape(diffusion, on_the_fly, &item, &common);
+  const Dim3 th = operator_shape(diffusion, on_the_fly, &item, &common, epb);
   return detail::team_shared_bytes(detail::make_team_params(Teams{std::max<index_t>(ne_, 1), epb, th, item, common}));
 }
 
@@ -633,7 +648,7 @@ std::string Interpolator::operator_key(bool diffusion, bool on_the_fly, bool ele
   std::ostringstream o;
   o << "operator/" << fem::name(geom_) << "/p" << p_ << "/q" << nq_ << "/c" << comps_ << "/"
     << (diffusion ? "diffusion" : "mass") << "/" << (on_the_fly ? "on-the-fly" : "stored") << "/"
-    << (element ? "element" : "global") << "/k" << chunk();
+    << (element ? "element" : "global") << "/k" << operator_chunk(diffusion);
   return o.str();
 }
 
@@ -673,7 +688,12 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
   const int bound = ia::operator_bound(geom_, nd1_, nq1_);
   const int per = th.x * th.y * th.z;
   int want = 1;
-  if (ia::operator_matmul(geom_, diffusion, nd1_, nq1_)) {
+  if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_) > 0) {
+    // one thread per element: 128 (4 warps), or fewer where the block's staged rows pass 32 KB
+    // (stored diffusion: 1.3 KB per element at q = 3), in whole warps, at least one
+    const std::size_t row = operator_shared_bytes(diffusion, on_the_fly, 1);
+    want = exec_.on_device() ? std::clamp(static_cast<int>(32768 / row) / 32 * 32, 32, 128) : 64;
+  } else if (ia::operator_matmul(geom_, diffusion, nd1_, nq1_)) {
     want = 2;  // two warps per element; 1-2 measured fastest on the H100 (p = 2..8)
   } else if (exec_.on_device() && (bound == 4 || bound == 6) && per >= 8 && per < 32) {
     while (want < 16 && 5 * want * per < 4 * 32 * ((want * per + 31) / 32)) ++want;

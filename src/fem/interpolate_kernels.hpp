@@ -65,6 +65,7 @@ struct Args {
   const double* host_Bt = nullptr;
   const double* host_x1d = nullptr;
   const double* host_Dq = nullptr;
+  const double* host_Gt = nullptr;  // tensor: host copy of Gt (nd1, nq1)
 };
 
 // ------------------------------------------------------------------ geometry at a point

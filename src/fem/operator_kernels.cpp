@@ -42,6 +42,16 @@ struct HexMassMatmul {
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { hex_mass_matmul<OnTheFly, MaxK>(ctx, a); }
 };
 
+/// Hexahedra with N nodes and at most N + 1 points per direction (hex_thread_element): one
+/// thread per element.
+template <int N, bool Diffusion, bool OnTheFly>
+struct HexThreadElement {
+  static constexpr bool thread_element = true;
+  Args a;
+  ThreadElementTables<N> t{};  // launch_operator fills them
+  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { hex_thread_element<N, Diffusion, OnTheFly>(ctx, a, t); }
+};
+
 namespace {
 /// TESSERA_OPERATOR_BOUND (comparisons only): -1 when unset.
 int forced_bound() {
@@ -58,6 +68,16 @@ bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1) {
   // read at each call, not cached: the tests switch it between operators
   const char* e = std::getenv("TESSERA_OPERATOR_MATMUL");
   return e && *e && std::atoi(e) != 0;
+}
+
+int operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1) {
+  // p = 2 for mass only: on the H100 (8M DOFs) BP1/BP2 ran 1.06-1.17x faster this way, while
+  // diffusion's 255 registers and spills made BP3 0.57x and BP5 on the fly 0.30x
+  // (docs/benchmarks/operators.md)
+  const bool sizes = nd1 == 2 || (nd1 == 3 && !diffusion);
+  const bool ok = g == Geometry::Hexahedron && sizes && nq1 >= 2 && nq1 <= nd1 + 1 && forced_bound() < 0 &&
+                  !operator_matmul(g, diffusion, nd1, nq1);
+  return ok ? nd1 : 0;
 }
 
 int operator_bound(Geometry g, int nd1, int nq1) {
@@ -81,6 +101,16 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
                         : v.template operator()<HexMassMatmul<false, 8>>();
     return on_the_fly ? v.template operator()<HexMassMatmul<true, 16>>()
                       : v.template operator()<HexMassMatmul<false, 16>>();
+  }
+  if (const int n = operator_thread_element(g, diffusion, nd1, nq1); n > 0) {
+    if (diffusion)  // n = 2
+      return on_the_fly ? v.template operator()<HexThreadElement<2, true, true>>()
+                        : v.template operator()<HexThreadElement<2, true, false>>();
+    const auto mass = [&]<bool O>() {
+      return n == 2 ? v.template operator()<HexThreadElement<2, false, O>>()
+                    : v.template operator()<HexThreadElement<3, false, O>>();
+    };
+    return on_the_fly ? mass.template operator()<true>() : mass.template operator()<false>();
   }
   const int bound = operator_bound(g, nd1, nq1);
   // the buckets: p <= 2, 4, 6, 8, 10, 12 with q = p + 2; bound 0: the run-time-size kernel
@@ -112,6 +142,7 @@ void launch_operator(const char* label, const Exec& exec, const Teams& t, Geomet
     K k{a};
     if constexpr (requires { typename K::Policy; })
       if constexpr (K::Policy::lines) fill_line_tables(k.t, a);
+    if constexpr (requires { K::thread_element; }) fill_thread_element_tables(k.t, a);
     launch(label, exec, t, k);
     return 0;
   });

@@ -645,6 +645,200 @@ TESSERA_HOST_DEVICE void hex_mass_matmul(TeamContext& ctx, const Args& a) {
   });
 }
 
+/// The 1-D tables of hex_thread_element (N nodes, at most N + 1 points per direction), in the
+/// kernel's parameters; read only with compile-time indices (unrolled loops).
+template <int N>
+struct ThreadElementTables {
+  static constexpr int M = N + 1;  // the most points per direction
+  double B[N][M] = {};  // B[i][q] = l_i(x_q); zero past nq1
+  double G[N][M] = {};  // G[i][q] = l_i'(x_q)
+  double x[M] = {};     // the 1-D points
+};
+
+/// Fills t from the host copies of the tables (Args::host_Bt, host_Gt, host_x1d).
+template <int N>
+inline void fill_thread_element_tables(ThreadElementTables<N>& t, const Args& a) {
+  for (int i = 0; i < N; ++i)
+    for (int q = 0; q < a.nq1; ++q) {
+      t.B[i][q] = a.host_Bt[i * a.nq1 + q];
+      t.G[i][q] = a.host_Gt[i * a.nq1 + q];
+    }
+  for (int q = 0; q < a.nq1; ++q) t.x[q] = a.host_x1d[q];
+}
+
+/// The row of an element's staged data in hex_thread_element: its point factors (stored) or
+/// its vertices (on the fly), rounded up to an odd count of doubles so that the rows of a
+/// warp's threads start in different banks.
+TESSERA_HOST_DEVICE constexpr int thread_element_row(bool diffusion, bool on_the_fly, int nq) {
+  return (on_the_fly ? 8 * 3 : (diffusion ? 6 : 1) * nq) | 1;
+}
+/// The row of an element's index map in hex_thread_element (odd for the same reason).
+TESSERA_HOST_DEVICE constexpr int thread_element_map_row(int nd) { return nd | 1; }
+
+/// multilinear_coefficients<3> for one thread, into registers (Xc with compile-time indices).
+TESSERA_HOST_DEVICE inline void thread_multilinear_coefficients(const Args& a, const double* Xe, double (&Xc)[24]) {
+TESSERA_INTERP_UNROLL
+  for (int k = 0; k < 24; ++k) Xc[k] = 0;
+TESSERA_INTERP_UNROLL
+  for (int v = 0; v < 8; ++v) {
+    const double x[3] = {Xe[v * 3], Xe[v * 3 + 1], Xe[v * 3 + 2]};
+    const bool one[3] = {a.corner[v][0] != 0, a.corner[v][1] != 0, a.corner[v][2] != 0};
+TESSERA_INTERP_UNROLL
+    for (int S = 0; S < 8; ++S) {
+      double w = 1;  // (1 - xi) or xi, split by degree
+TESSERA_INTERP_UNROLL
+      for (int d = 0; d < 3; ++d) w *= (S >> d) & 1 ? (one[d] ? 1.0 : -1.0) : (one[d] ? 0.0 : 1.0);
+TESSERA_INTERP_UNROLL
+      for (int r = 0; r < 3; ++r) Xc[S * 3 + r] += w * x[r];
+    }
+  }
+}
+
+/// Hexahedra with N nodes per direction (N = 2: p = 1) and at most N + 1 points: one thread
+/// per element, every intermediate in registers. The block's elements are consecutive, so
+/// their index maps and their point factors (stored) or vertices (on the fly) are contiguous
+/// ranges, which all the block's threads copy together (coalesced) into rows of the common
+/// region, one row per element (Interpolator::operator_shape sizes it for the launch's elements
+/// per block; the CPU reads them in place), before each thread runs its element: the contractions go slab by slab in z and
+/// line by line in y, and the transposed ones accumulate in the same loops. The gathered
+/// values, the result and the scatter are per thread.
+template <int N, bool Diffusion, bool OnTheFly>
+TESSERA_HOST_DEVICE void hex_thread_element(TeamContext& ctx, const Args& a, const ThreadElementTables<N>& t) {
+  constexpr int NF = Diffusion ? 6 : 1, M = N + 1, N2 = N * N, ND = N2 * N;
+  const int m1 = a.nq1, nq = a.nq;
+  const int per = OnTheFly ? 8 * 3 : NF * nq;  // staged doubles per element
+  const index_t e = ctx.item();
+#if defined(TESSERA_DEVICE_CODE)
+  const int R = thread_element_row(Diffusion, OnTheFly, nq), RI = thread_element_map_row(ND);
+  const int epb = ctx.items_per_block();
+  auto maps = ctx.shared_common<int>(a.idx ? epb * RI : 0);
+  auto rows = ctx.shared_common<double>(epb * R);
+  {
+    const index_t first = ctx.block() * epb, left = a.ne - first;
+    const int count = left < epb ? static_cast<int>(left) : epb;
+    if (a.idx)
+      for (int k : ctx.block_threads(count * ND)) {
+        const int l = k / ND;  // a compile-time divisor
+        copy_async(ctx, &maps[l * RI + (k - l * ND)], &a.idx[first * ND + k]);
+      }
+    // k / per from a single-precision reciprocal: exact for k < 2^16 and per <= 163 (the
+    // quotient's error stays far below the 0.5 / per margin)
+    const float inv = 1.0f / static_cast<float>(per);
+    const double* src = OnTheFly ? a.X : a.qdata;
+    for (int k : ctx.block_threads(count * per)) {
+      const int l = static_cast<int>((static_cast<float>(k) + 0.5f) * inv);
+      copy_async(ctx, &rows[l * R + (k - l * per)], &src[first * per + k]);
+    }
+    async_commit();
+    async_wait(false);
+  }
+  ctx.sync();
+  if (!ctx.valid()) return;  // no barrier below
+  const double* f = &rows[ctx.local_item() * R];
+  const int* idx = a.idx ? &maps[ctx.local_item() * RI] : nullptr;
+#else
+  // the CPU reads the element's data where it is: a copy would be one more pass over memory
+  if (!ctx.valid()) return;
+  const double* f = (OnTheFly ? a.X : a.qdata) + e * per;
+  const int* idx = a.idx ? a.idx + e * ND : nullptr;
+#endif
+  double Xc[OnTheFly ? 24 : 1];
+  if constexpr (OnTheFly) thread_multilinear_coefficients(a, f, Xc);
+  for (int c = 0; c < a.comps; ++c) {
+    double u[ND], r[ND] = {};  // node (k, j, i) at (k * N + j) * N + i
+TESSERA_INTERP_UNROLL
+    for (int n = 0; n < ND; ++n) u[n] = a.idx ? a.u[c * a.nn + idx[n]] : a.u[(e * a.comps + c) * ND + n];
+TESSERA_INTERP_UNROLL
+    for (int qz = 0; qz < M; ++qz) {
+      if (qz >= m1) break;
+      // slab qz: s1 (j, i) values and d1 (j, i) z derivatives; ts1, td1 their transposed sums
+      double s1[N2], d1[N2] = {}, ts1[N2] = {}, td1[N2] = {};
+TESSERA_INTERP_UNROLL
+      for (int n = 0; n < N2; ++n) {
+        s1[n] = 0;
+TESSERA_INTERP_UNROLL
+        for (int k = 0; k < N; ++k) {
+          s1[n] += t.B[k][qz] * u[k * N2 + n];
+          if (Diffusion) d1[n] += t.G[k][qz] * u[k * N2 + n];
+        }
+      }
+TESSERA_INTERP_UNROLL
+      for (int qy = 0; qy < M; ++qy) {
+        if (qy >= m1) break;
+        // line (qz, qy) along x: s2 values, y2 y derivatives, z2 z derivatives; their transposed sums
+        double s2[N] = {}, y2[N] = {}, z2[N] = {}, ts2[N] = {}, ty2[N] = {}, tz2[N] = {};
+TESSERA_INTERP_UNROLL
+        for (int i = 0; i < N; ++i)
+TESSERA_INTERP_UNROLL
+          for (int j = 0; j < N; ++j) {
+            s2[i] += t.B[j][qy] * s1[j * N + i];
+            if (Diffusion) {
+              y2[i] += t.G[j][qy] * s1[j * N + i];
+              z2[i] += t.B[j][qy] * d1[j * N + i];
+            }
+          }
+TESSERA_INTERP_UNROLL
+        for (int qx = 0; qx < M; ++qx) {
+          if (qx >= m1) break;
+          const int q = (qz * m1 + qy) * m1 + qx;
+          double F[NF];
+          if constexpr (OnTheFly) {
+            const double xi[3] = {t.x[qx], t.x[qy], t.x[qz]};
+            point_factor<3, Diffusion, true>(a, e, q, Xc, xi, F);
+          } else {
+TESSERA_INTERP_UNROLL
+            for (int k = 0; k < NF; ++k) F[k] = f[k * nq + q];
+          }
+          if constexpr (Diffusion) {
+            double gx = 0, gy = 0, gz = 0;
+TESSERA_INTERP_UNROLL
+            for (int i = 0; i < N; ++i) {
+              gx += t.G[i][qx] * s2[i];
+              gy += t.B[i][qx] * y2[i];
+              gz += t.B[i][qx] * z2[i];
+            }
+            const double fx = F[0] * gx + F[1] * gy + F[2] * gz;
+            const double fy = F[1] * gx + F[3] * gy + F[4] * gz;
+            const double fz = F[2] * gx + F[4] * gy + F[5] * gz;
+TESSERA_INTERP_UNROLL
+            for (int i = 0; i < N; ++i) {
+              ts2[i] += t.G[i][qx] * fx;
+              ty2[i] += t.B[i][qx] * fy;
+              tz2[i] += t.B[i][qx] * fz;
+            }
+          } else {
+            double v = 0;
+TESSERA_INTERP_UNROLL
+            for (int i = 0; i < N; ++i) v += t.B[i][qx] * s2[i];
+            v *= F[0];
+TESSERA_INTERP_UNROLL
+            for (int i = 0; i < N; ++i) ts2[i] += t.B[i][qx] * v;
+          }
+        }
+TESSERA_INTERP_UNROLL
+        for (int j = 0; j < N; ++j)
+TESSERA_INTERP_UNROLL
+          for (int i = 0; i < N; ++i) {
+            ts1[j * N + i] += t.B[j][qy] * ts2[i];
+            if (Diffusion) {
+              ts1[j * N + i] += t.G[j][qy] * ty2[i];
+              td1[j * N + i] += t.B[j][qy] * tz2[i];
+            }
+          }
+      }
+TESSERA_INTERP_UNROLL
+      for (int k = 0; k < N; ++k)
+TESSERA_INTERP_UNROLL
+        for (int n = 0; n < N2; ++n) {
+          r[k * N2 + n] += t.B[k][qz] * ts1[n];
+          if (Diffusion) r[k * N2 + n] += t.G[k][qz] * td1[n];
+        }
+    }
+TESSERA_INTERP_UNROLL
+    for (int n = 0; n < ND; ++n) store_result(a, idx, e, c, n, r[n]);
+  }
+}
+
 /// One derivative line of hex_diffusion_lines in direction d (0: x, 1: y, 2: z) through the
 /// point (y, x) of the other two directions (x lines: (qz, qy) = (x, y)): D (or with Transposed
 /// D^T) along the line of src (point data in rows of sr) into dst (rows of R); in place when
@@ -1195,6 +1389,12 @@ TESSERA_INTERP_UNROLL
 /// bounded variants run one thread per (qy, qx) point column (threads z = 1), with their own
 /// shared-memory layout (Interpolator::operator_shape mirrors it).
 int operator_bound(Geometry g, int nd1, int nq1);
+/// The nodes per direction N when the hexahedron operator for these sizes runs one thread per
+/// element (hex_thread_element), else 0: N = 2 (p = 1) with 2 or 3 points per direction, and
+/// for mass N = 3 (p = 2) with 2 to 4 points, unless TESSERA_OPERATOR_BOUND is set (comparisons with the bounded kernels) or the opt-in
+/// matrix products are chosen. Its launches take one element per item and block-wide rows in
+/// the common region (Interpolator::operator_shape).
+int operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1);
 /// Whether the hexahedron mass operator runs by small matrix products (hex_mass_matmul) for
 /// these sizes: n1, m1 <= 16 and TESSERA_OPERATOR_MATMUL=1 (opt-in, on every backend: on the
 /// H100 it ran at 0.14-0.89x of the line kernels, docs/benchmarks/operators.md).

@@ -172,6 +172,31 @@ void expect_matches_assembled(const H1Space& space, OperatorKind kind, const Exe
     ASSERT_NEAR(d[i], dref[i], 1e-12 * std::max(1.0, max_abs(dref)) * 10) << "diagonal " << i;
 }
 
+/// BK: y = R^T (A_e (R x)) must equal the global apply (the same kernel without the fused
+/// gather and scatter), on a random x; the E-vector output is poisoned first.
+void expect_element_apply_matches_global(const H1Space& space, OperatorKind kind, const Exec& exec,
+                                         const OperatorOptions& opt) {
+  const H1Operator A(space, kind, exec, opt);
+  const Geometry g = space.mesh().dim() == 2 ? Geometry::Quadrilateral : Geometry::Hexahedron;
+  const ElementRestriction R(space, g, exec);
+  const int comps = space.components();
+  const auto xh = random_vector(std::size_t(space.num_dofs()), 7);
+  auto x = Array<double, 1>::from("x", std::span<const double>(xh), exec.space());
+  Array<double, 3> xe("xe", {R.num_elements(), comps, R.nodes_per_element()}, exec.space());
+  Array<double, 3> ye("ye", {R.num_elements(), comps, R.nodes_per_element()}, exec.space());
+  ye.fill(std::nan(""));
+  R.gather(x.cview(), xe.view());
+  A.apply_element(xe.cview(), ye.view());
+  Array<double, 1> y1("y1", {space.num_dofs()}, exec.space()), y2("y2", {space.num_dofs()}, exec.space());
+  y1.fill(0.0);
+  R.scatter_add(ye.cview(), y1.view());
+  A.apply(x.cview(), y2.view());
+  const auto a = to_vector(y1), b = to_vector(y2);
+  // the same element contributions summed in another order
+  const double tol = 1e-13 * std::max(1.0, max_abs(b));
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], tol) << "row " << i;
+}
+
 TEST_P(OperatorTest, EqualsAssembledMatricesAndDiagonals) {
   for (const char* spec : kSpecs)
     for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion})
@@ -224,30 +249,38 @@ TEST_P(OperatorTest, ElementLevelApplyScattersToTheGlobalApply) {
           OperatorOptions opt;
           opt.geometry = gs;
           if (gll) opt.quadrature = QuadratureType::GaussLobatto;
-          const H1Operator A(space, kind, exec(), opt);
-          const Geometry g = mesh.dim() == 2 ? Geometry::Quadrilateral : Geometry::Hexahedron;
-          const ElementRestriction R(space, g, exec());
-          const auto xh = random_vector(std::size_t(space.num_dofs()), 7);
-          auto x = Array<double, 1>::from("x", std::span<const double>(xh), exec().space());
-          Array<double, 3> xe("xe", {R.num_elements(), comps, R.nodes_per_element()}, exec().space());
-          Array<double, 3> ye("ye", {R.num_elements(), comps, R.nodes_per_element()}, exec().space());
-          ye.fill(std::nan(""));
-          R.gather(x.cview(), xe.view());
-          A.apply_element(xe.cview(), ye.view());
-          Array<double, 1> y1("y1", {space.num_dofs()}, exec().space()), y2("y2", {space.num_dofs()}, exec().space());
-          y1.fill(0.0);
-          R.scatter_add(ye.cview(), y1.view());
-          A.apply(x.cview(), y2.view());
-          const auto a = to_vector(y1), b = to_vector(y2);
-          // the same element contributions summed in another order
-          const double tol = 1e-13 * std::max(1.0, max_abs(b));
-          for (std::size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], tol) << "row " << i;
+          expect_element_apply_matches_global(space, kind, exec(), opt);
         }
   const Mesh tets = generate_mesh("box:tet:2x2x1");
   const H1Space space(tets, 2, 1);
   const H1Operator A(space, OperatorKind::Mass, exec());
   Array<double, 3> xe("xe", {1, 1, 10}, exec().space());
   EXPECT_ERROR_MENTIONS(A.apply_element(xe.cview(), xe.view()), "quadrilaterals or hexahedra");
+}
+
+TEST_P(OperatorTest, ThreadPerElementHexahedraOverManyBlocksEqualAssembled) {
+  // p = 1 hexahedra (and p = 2 for mass) with at most p + 2 points per direction run one
+  // thread per element (hex_thread_element), a block's elements staged together: 7x6x5 = 210 elements span several
+  // blocks with a partial last one (32-128 elements per block on the GPU, 64 on the CPU), which
+  // the 4-element meshes of the other tests never do. Mass and diffusion (q = p + 2 Gauss, and
+  // q = p + 1 Gauss-Lobatto, the points at the nodes), stored and on the fly, 1 and 3
+  // components; then the element-level apply against the global one on the same mesh. p = 2
+  // diffusion runs the line kernels: checked here on many blocks too.
+  const Mesh mesh = distorted_mesh("box:hex:7x6x5:perturb=0.2");
+  for (int p : {1, 2})
+    for (const auto& [kind, gll] : {std::pair{OperatorKind::Mass, false}, std::pair{OperatorKind::Diffusion, false},
+                                    std::pair{OperatorKind::Diffusion, true}})
+      for (int comps : {1, 3})
+        for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
+          SCOPED_TRACE(std::string(name(kind)) + " p=" + std::to_string(p) + (gll ? " (Gauss-Lobatto)" : "") +
+                       " c=" + std::to_string(comps) + " " + name(gs));
+          const H1Space space(mesh, p, comps);
+          OperatorOptions opt;
+          opt.geometry = gs;
+          if (gll) opt.quadrature = QuadratureType::GaussLobatto;
+          expect_matches_assembled(space, kind, exec(), opt);
+          expect_element_apply_matches_global(space, kind, exec(), opt);
+        }
 }
 
 TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {

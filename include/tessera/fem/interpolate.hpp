@@ -252,7 +252,11 @@ class Interpolator {
   void ensure_geometry() const;
   void ensure_vertices() const;  // X_, checked
   void run_operator(bool diffusion, const double* qdata, const double* x, double* y, bool element, int epb) const;
-  Dim3 operator_shape(bool diffusion, bool on_the_fly, std::size_t* item, std::size_t* common) const;
+  /// The operator kernel's threads per element and shared memory (per element, common) for a
+  /// launch of epb elements per block (the one-thread-per-element kernel's common rows grow with it).
+  Dim3 operator_shape(bool diffusion, bool on_the_fly, std::size_t* item, std::size_t* common, int epb = 1) const;
+  /// Elements per item of the operator kernels: chunk(), or 1 for the one-thread-per-element kernel.
+  int operator_chunk(bool diffusion) const;
   void fill_args(interp_detail::Args& a) const;
   /// Elements per item of the forward kernels: the option, else 512 / nodes per element in
   /// 1..8 (8 up to p = 3 hexahedra; large elements keep their index maps in shared memory small).
@@ -278,7 +282,7 @@ class Interpolator {
   Array<double, 2> Bq_;   // simplex: (nq, nd), for the transpose
   Array<double, 3> Gq_;   // simplex: (dim, nq, nd)
   Array<double, 1> x1d_;  // tensor: the rule's 1-D points
-  std::vector<double> Bt_host_, x1d_host_, Dq_host_;  // tensor: host copies of Bt_, x1d_, Dq_ (line kernels)
+  std::vector<double> Bt_host_, Gt_host_, x1d_host_, Dq_host_;  // tensor: host copies of Bt_, Gt_, x1d_, Dq_ (line kernels)
   Array<double, 1> Dq_;   // tensor: (nq1, nq1) Lagrange derivatives on the 1-D points (collocated gradients)
   mutable Array<double, 3> X_;     // vertex coordinates (ne, nv, sdim), on-the-fly physical gradients
   mutable Array<double, 4> Jinv_;  // stored (ne, dim, sdim, nq)
