@@ -71,11 +71,11 @@ bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1) {
 }
 
 int operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1) {
-  // p = 2 for mass only: on the H100 (8M DOFs) BP1/BP2 ran 1.06-1.17x faster this way, while
-  // diffusion's 255 registers and spills made BP3 0.57x and BP5 on the fly 0.30x
-  // (docs/benchmarks/operators.md)
-  const bool sizes = nd1 == 2 || (nd1 == 3 && !diffusion);
-  const bool ok = g == Geometry::Hexahedron && sizes && nq1 >= 2 && nq1 <= nd1 + 1 && forced_bound() < 0 &&
+  // p = 1 only. At p = 2 (N = 3) on the H100 (8M DOFs) mass ran 1.04-1.19x faster in the global
+  // apply but 0.70-0.94x element by element (the E-vectors read and written with a stride of
+  // one element per thread), and diffusion's 255 registers and spills made BP3 0.57x and BP5 on
+  // the fly 0.30x (docs/benchmarks/operators.md)
+  const bool ok = g == Geometry::Hexahedron && nd1 == 2 && nq1 >= 2 && nq1 <= nd1 + 1 && forced_bound() < 0 &&
                   !operator_matmul(g, diffusion, nd1, nq1);
   return ok ? nd1 : 0;
 }
@@ -102,15 +102,12 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
     return on_the_fly ? v.template operator()<HexMassMatmul<true, 16>>()
                       : v.template operator()<HexMassMatmul<false, 16>>();
   }
-  if (const int n = operator_thread_element(g, diffusion, nd1, nq1); n > 0) {
-    if (diffusion)  // n = 2
+  if (operator_thread_element(g, diffusion, nd1, nq1) == 2) {
+    if (diffusion)
       return on_the_fly ? v.template operator()<HexThreadElement<2, true, true>>()
                         : v.template operator()<HexThreadElement<2, true, false>>();
-    const auto mass = [&]<bool O>() {
-      return n == 2 ? v.template operator()<HexThreadElement<2, false, O>>()
-                    : v.template operator()<HexThreadElement<3, false, O>>();
-    };
-    return on_the_fly ? mass.template operator()<true>() : mass.template operator()<false>();
+    return on_the_fly ? v.template operator()<HexThreadElement<2, false, true>>()
+                      : v.template operator()<HexThreadElement<2, false, false>>();
   }
   const int bound = operator_bound(g, nd1, nq1);
   // the buckets: p <= 2, 4, 6, 8, 10, 12 with q = p + 2; bound 0: the run-time-size kernel

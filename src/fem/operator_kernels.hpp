@@ -694,7 +694,8 @@ TESSERA_INTERP_UNROLL
   }
 }
 
-/// Hexahedra with N nodes per direction (N = 2: p = 1) and at most N + 1 points: one thread
+/// Hexahedra with N nodes per direction (instantiated for N = 2, p = 1; N = 3 was measured
+/// and not adopted, operator_thread_element) and at most N + 1 points: one thread
 /// per element, every intermediate in registers. The block's elements are consecutive, so
 /// their index maps and their point factors (stored) or vertices (on the fly) are contiguous
 /// ranges, which all the block's threads copy together (coalesced) into rows of the common
@@ -1390,8 +1391,8 @@ TESSERA_INTERP_UNROLL
 /// shared-memory layout (Interpolator::operator_shape mirrors it).
 int operator_bound(Geometry g, int nd1, int nq1);
 /// The nodes per direction N when the hexahedron operator for these sizes runs one thread per
-/// element (hex_thread_element), else 0: N = 2 (p = 1) with 2 or 3 points per direction, and
-/// for mass N = 3 (p = 2) with 2 to 4 points, unless TESSERA_OPERATOR_BOUND is set (comparisons with the bounded kernels) or the opt-in
+/// element (hex_thread_element), else 0: N = 2 (p = 1) with 2 or 3 points per direction,
+/// unless TESSERA_OPERATOR_BOUND is set (comparisons with the bounded kernels) or the opt-in
 /// matrix products are chosen. Its launches take one element per item and block-wide rows in
 /// the common region (Interpolator::operator_shape).
 int operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1);

@@ -259,13 +259,13 @@ TEST_P(OperatorTest, ElementLevelApplyScattersToTheGlobalApply) {
 }
 
 TEST_P(OperatorTest, ThreadPerElementHexahedraOverManyBlocksEqualAssembled) {
-  // p = 1 hexahedra (and p = 2 for mass) with at most p + 2 points per direction run one
-  // thread per element (hex_thread_element), a block's elements staged together: 7x6x5 = 210 elements span several
+  // p = 1 hexahedra with at most 3 points per direction run one thread per element
+  // (hex_thread_element), a block's elements staged together: 7x6x5 = 210 elements span several
   // blocks with a partial last one (32-128 elements per block on the GPU, 64 on the CPU), which
   // the 4-element meshes of the other tests never do. Mass and diffusion (q = p + 2 Gauss, and
   // q = p + 1 Gauss-Lobatto, the points at the nodes), stored and on the fly, 1 and 3
   // components; then the element-level apply against the global one on the same mesh. p = 2
-  // diffusion runs the line kernels: checked here on many blocks too.
+  // runs the line kernels: checked here on many blocks too.
   const Mesh mesh = distorted_mesh("box:hex:7x6x5:perturb=0.2");
   for (int p : {1, 2})
     for (const auto& [kind, gll] : {std::pair{OperatorKind::Mass, false}, std::pair{OperatorKind::Diffusion, false},
