@@ -574,17 +574,20 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
 }
 
 int Interpolator::operator_chunk(bool diffusion) const {
-  return ia::operator_thread_element(geom_, diffusion, nd1_, nq1_) > 0 ? 1 : chunk();
+  return ia::operator_thread_element(geom_, diffusion, nd1_, nq1_) ? 1 : chunk();
 }
 
 Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* item, std::size_t* common,
                                   int epb) const {
-  if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_) > 0) {  // hex_thread_element: block-wide rows
+  if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_)) {
+    // hex_thread_element: the block's rows in the common region on the GPU (the CPU reads in place)
     *item = 0;
-    *common = !exec_.on_device() ? 0 : SharedLayout()
-                  .add<int>(epb * ia::thread_element_map_row(nd_))
-                  .add<double>(epb * ia::thread_element_row(diffusion, on_the_fly, nq_))
-                  .bytes();
+    *common = 0;
+    if (exec_.on_device())
+      *common = SharedLayout()
+                    .add<int>(epb * ia::thread_element_map_row(nd_))
+                    .add<double>(epb * ia::thread_element_row(diffusion, on_the_fly, nq_))
+                    .bytes();
     return Dim3{1, 1, 1};
   }
   const int n1 = nd1_, m1 = nq1_, D = diffusion, k = chunk();
@@ -688,7 +691,7 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
   const int bound = ia::operator_bound(geom_, nd1_, nq1_);
   const int per = th.x * th.y * th.z;
   int want = 1;
-  if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_) > 0) {
+  if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_)) {
     // one thread per element: 128 (4 warps), or fewer where the block's staged rows pass 32 KB
     // (stored diffusion: 1.3 KB per element at q = 3), in whole warps, at least one
     const std::size_t row = operator_shared_bytes(diffusion, on_the_fly, 1);

@@ -70,14 +70,13 @@ bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1) {
   return e && *e && std::atoi(e) != 0;
 }
 
-int operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1) {
+bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1) {
   // p = 1 only. At p = 2 (N = 3) on the H100 (8M DOFs) mass ran 1.04-1.19x faster in the global
   // apply but 0.70-0.94x element by element (the E-vectors read and written with a stride of
   // one element per thread), and diffusion's 255 registers and spills made BP3 0.57x and BP5 on
   // the fly 0.30x (docs/benchmarks/operators.md)
-  const bool ok = g == Geometry::Hexahedron && nd1 == 2 && nq1 >= 2 && nq1 <= nd1 + 1 && forced_bound() < 0 &&
-                  !operator_matmul(g, diffusion, nd1, nq1);
-  return ok ? nd1 : 0;
+  return g == Geometry::Hexahedron && nd1 == 2 && nq1 >= 2 && nq1 <= 3 && forced_bound() < 0 &&
+         !operator_matmul(g, diffusion, nd1, nq1);
 }
 
 int operator_bound(Geometry g, int nd1, int nq1) {
@@ -102,7 +101,7 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
     return on_the_fly ? v.template operator()<HexMassMatmul<true, 16>>()
                       : v.template operator()<HexMassMatmul<false, 16>>();
   }
-  if (operator_thread_element(g, diffusion, nd1, nq1) == 2) {
+  if (operator_thread_element(g, diffusion, nd1, nq1)) {
     if (diffusion)
       return on_the_fly ? v.template operator()<HexThreadElement<2, true, true>>()
                         : v.template operator()<HexThreadElement<2, true, false>>();

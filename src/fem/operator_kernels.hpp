@@ -26,24 +26,26 @@ TESSERA_HOST_DEVICE inline void atomic_add(double* p, double v, bool concurrent)
 /// the element's vertices Xe (vertex v at the reference corner a.corner[v]); item threads
 /// share the 2^Dim * Dim coefficients. Its Jacobian then costs Dim * Dim * 2^(Dim-1) multiply-
 /// adds per point instead of a sum over the vertices.
+/// One of those coefficients, Xc[t] (t = S * Dim + r).
+template <int Dim>
+TESSERA_HOST_DEVICE inline double multilinear_coefficient(const Args& a, const double* Xe, int t) {
+  const int S = t / Dim, r = t - S * Dim;
+  double sum = 0;
+  for (int v = 0; v < (1 << Dim); ++v) {
+    double w = 1;
+TESSERA_INTERP_UNROLL
+    for (int d = 0; d < Dim; ++d) {
+      const bool in_s = (S >> d) & 1, at_one = a.corner[v][d] != 0;
+      w *= in_s ? (at_one ? 1.0 : -1.0) : (at_one ? 0.0 : 1.0);  // (1 - xi) or xi, split by degree
+    }
+    sum += w * Xe[v * Dim + r];
+  }
+  return sum;
+}
 template <int Dim>
 TESSERA_HOST_DEVICE inline void multilinear_coefficients(TeamContext& ctx, const Args& a, const double* Xe,
                                                          double* Xc) {
-  constexpr int NV = 1 << Dim;
-  for (int t : ctx.item_threads(NV * Dim)) {
-    const int S = t / Dim, r = t - S * Dim;
-    double sum = 0;
-    for (int v = 0; v < NV; ++v) {
-      double w = 1;
-TESSERA_INTERP_UNROLL
-      for (int d = 0; d < Dim; ++d) {
-        const bool in_s = (S >> d) & 1, at_one = a.corner[v][d] != 0;
-        w *= in_s ? (at_one ? 1.0 : -1.0) : (at_one ? 0.0 : 1.0);  // (1 - xi) or xi, split by degree
-      }
-      sum += w * Xe[v * Dim + r];
-    }
-    Xc[t] = sum;
-  }
+  for (int t : ctx.item_threads((1 << Dim) * Dim)) Xc[t] = multilinear_coefficient<Dim>(a, Xe, t);
 }
 
 /// J(r, c) = d x_r / d xi_c at xi from the coefficients of multilinear_coefficients.
@@ -675,34 +677,15 @@ TESSERA_HOST_DEVICE constexpr int thread_element_row(bool diffusion, bool on_the
 /// The row of an element's index map in hex_thread_element (odd for the same reason).
 TESSERA_HOST_DEVICE constexpr int thread_element_map_row(int nd) { return nd | 1; }
 
-/// multilinear_coefficients<3> for one thread, into registers (Xc with compile-time indices).
-TESSERA_HOST_DEVICE inline void thread_multilinear_coefficients(const Args& a, const double* Xe, double (&Xc)[24]) {
-TESSERA_INTERP_UNROLL
-  for (int k = 0; k < 24; ++k) Xc[k] = 0;
-TESSERA_INTERP_UNROLL
-  for (int v = 0; v < 8; ++v) {
-    const double x[3] = {Xe[v * 3], Xe[v * 3 + 1], Xe[v * 3 + 2]};
-    const bool one[3] = {a.corner[v][0] != 0, a.corner[v][1] != 0, a.corner[v][2] != 0};
-TESSERA_INTERP_UNROLL
-    for (int S = 0; S < 8; ++S) {
-      double w = 1;  // (1 - xi) or xi, split by degree
-TESSERA_INTERP_UNROLL
-      for (int d = 0; d < 3; ++d) w *= (S >> d) & 1 ? (one[d] ? 1.0 : -1.0) : (one[d] ? 0.0 : 1.0);
-TESSERA_INTERP_UNROLL
-      for (int r = 0; r < 3; ++r) Xc[S * 3 + r] += w * x[r];
-    }
-  }
-}
-
 /// Hexahedra with N nodes per direction (instantiated for N = 2, p = 1; N = 3 was measured
-/// and not adopted, operator_thread_element) and at most N + 1 points: one thread
-/// per element, every intermediate in registers. The block's elements are consecutive, so
-/// their index maps and their point factors (stored) or vertices (on the fly) are contiguous
-/// ranges, which all the block's threads copy together (coalesced) into rows of the common
-/// region, one row per element (Interpolator::operator_shape sizes it for the launch's elements
-/// per block; the CPU reads them in place), before each thread runs its element: the contractions go slab by slab in z and
-/// line by line in y, and the transposed ones accumulate in the same loops. The gathered
-/// values, the result and the scatter are per thread.
+/// and not adopted, operator_thread_element) and at most N + 1 points: one thread per
+/// element, every intermediate in registers. The block's elements are consecutive, so their
+/// index maps and their point factors (stored) or vertices (on the fly) are contiguous ranges,
+/// which on the GPU all the block's threads copy together (coalesced) into rows of the common
+/// region, one row per element (Interpolator::operator_shape sizes it for the launch's
+/// elements per block; the CPU reads them in place). Each thread then runs its element: the
+/// contractions go slab by slab in z and line by line in y, and the transposed ones accumulate
+/// in the same loops. The gathered values, the result and the scatter are per thread.
 template <int N, bool Diffusion, bool OnTheFly>
 TESSERA_HOST_DEVICE void hex_thread_element(TeamContext& ctx, const Args& a, const ThreadElementTables<N>& t) {
   constexpr int NF = Diffusion ? 6 : 1, M = N + 1, N2 = N * N, ND = N2 * N;
@@ -743,8 +726,10 @@ TESSERA_HOST_DEVICE void hex_thread_element(TeamContext& ctx, const Args& a, con
   const double* f = (OnTheFly ? a.X : a.qdata) + e * per;
   const int* idx = a.idx ? a.idx + e * ND : nullptr;
 #endif
-  double Xc[OnTheFly ? 24 : 1];
-  if constexpr (OnTheFly) thread_multilinear_coefficients(a, f, Xc);
+  double Xc[OnTheFly ? 24 : 1];  // multilinear_coefficients, in this thread's registers
+  if constexpr (OnTheFly)
+TESSERA_INTERP_UNROLL
+    for (int k = 0; k < 24; ++k) Xc[k] = multilinear_coefficient<3>(a, f, k);
   for (int c = 0; c < a.comps; ++c) {
     double u[ND], r[ND] = {};  // node (k, j, i) at (k * N + j) * N + i
 TESSERA_INTERP_UNROLL
@@ -1390,12 +1375,11 @@ TESSERA_INTERP_UNROLL
 /// bounded variants run one thread per (qy, qx) point column (threads z = 1), with their own
 /// shared-memory layout (Interpolator::operator_shape mirrors it).
 int operator_bound(Geometry g, int nd1, int nq1);
-/// The nodes per direction N when the hexahedron operator for these sizes runs one thread per
-/// element (hex_thread_element), else 0: N = 2 (p = 1) with 2 or 3 points per direction,
-/// unless TESSERA_OPERATOR_BOUND is set (comparisons with the bounded kernels) or the opt-in
+/// Whether the hexahedron operator for these sizes runs one thread per element
+/// (hex_thread_element with N = 2): p = 1 with 2 or 3 points per direction, unless TESSERA_OPERATOR_BOUND is set (comparisons with the bounded kernels) or the opt-in
 /// matrix products are chosen. Its launches take one element per item and block-wide rows in
 /// the common region (Interpolator::operator_shape).
-int operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1);
+bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1);
 /// Whether the hexahedron mass operator runs by small matrix products (hex_mass_matmul) for
 /// these sizes: n1, m1 <= 16 and TESSERA_OPERATOR_MATMUL=1 (opt-in, on every backend: on the
 /// H100 it ran at 0.14-0.89x of the line kernels, docs/benchmarks/operators.md).
