@@ -5,7 +5,11 @@
 // J^-1 J^-T), the transposed contractions and an atomic scatter-add into y, in one launch.
 // Shared buffers are reused between the forward and the transposed stages.
 
+#include <algorithm>
+#include <cmath>
+
 #include "interpolate_kernels.hpp"
+#include "tessera/core/error.hpp"
 #include "tessera/core/team_matmul.hpp"
 
 namespace tessera::fem::interp_detail {
@@ -311,94 +315,160 @@ enum class Fetch { InLoop, Ahead };
 // address arithmetic); against it, in the same run (H100, 8M DOFs): BP1 and BP2 1.00-1.65x
 // stored, 1.19-1.58x on the fly, p = 1..10.
 
-/// The 1-D tables of a line kernel, copied into the kernel's parameters at launch. Index them
-/// only with compile-time indices (unrolled loops): a run-time index would make the compiler
-/// copy the struct to local memory.
+// The line kernels contract in even-odd form. The 1-D nodes (Gauss-Lobatto) and points (Gauss
+// or Gauss-Lobatto) lie symmetrically about the middle of [0, 1], so a 1-D table T(k, o) from
+// n inputs to m outputs is mirror-symmetric, T(n-1-k, m-1-o) = S T(k, o) with S = +1 for the
+// values B and S = -1 for the derivatives D. A line is then carried as its pairs
+// e[k] = v[k] + v[n-1-k], o[k] = v[k] - v[n-1-k] (k < ceil(n / 2); a middle entry pairs with
+// itself: e = 2 v, o = 0), and the outputs of each mirrored pair (o, m-1-o) come from two
+// half-size products, E = Te e and O = To o: out[o] = E + O, out[m-1-o] = S (E - O). That is
+// half the multiply-adds and half the table entries (the uniform loads in front of each
+// multiply-add on the GPU) of the full product, for n + m additions.
+
+/// A 1-D table of a line kernel in even-odd form (pair_table): v[0] the even part Te(k, o) and
+/// v[1] the odd part To(k, o) at [k * H + o], H = ceil(MaxN / 2); zero past the sizes.
 template <int MaxN>
-struct LineTables {
-  double B[MaxN * MaxN] = {};  // B(i, q) = l_i(x_q) at [i * MaxN + q]; zero past (nd1, nq1)
-  double D[MaxN * MaxN] = {};  // D(r, q) = l_r'(x_q), the derivatives on the points; zero past nq1
-  double x[MaxN] = {};         // the 1-D points
+struct PairTable {
+  static constexpr int H = (MaxN + 1) / 2;
+  double v[2][H * H] = {};
 };
 
-/// Fills t from the host copies of the tables (Args::host_Bt, host_Dq, host_x1d).
+/// The 1-D tables of a line kernel, copied into the kernel's parameters at launch: B forward
+/// (nodes to points) and transposed (points to nodes), D forward and transposed, and the 1-D
+/// points x with their mirror images xr[o] = x[m-1-o]. Index them only with compile-time
+/// indices (unrolled loops): a run-time index would make the compiler copy the struct to
+/// local memory.
+template <int MaxN>
+struct LineTables {
+  PairTable<MaxN> Bf = {}, Bt = {}, Df = {}, Dt = {};
+  double x[MaxN] = {}, xr[MaxN] = {};
+};
+
+/// Fills P with the even-odd form of T(k, o) (k < nin inputs, o < nout outputs, S its mirror
+/// sign): Te(k, o) = c_k (T(k, o) + S T(k, nout-1-o)) / 2 and To(k, o) = c_k (T(k, o) - S
+/// T(k, nout-1-o)) / 2, c_k = 1/2 for a middle input (whose pair counts it twice), else 1.
+/// Throws if T is not mirror-symmetric (the even-odd form would then be another operator).
+template <int MaxN, class Table>
+inline void pair_table(PairTable<MaxN>& P, const Table& T, int nin, int nout, int S, const char* name) {
+  constexpr int H = (MaxN + 1) / 2;
+  double scale = 0, asym = 0;
+  for (int k = 0; k < nin; ++k)
+    for (int o = 0; o < nout; ++o) {
+      scale = std::max(scale, std::abs(T(k, o)));
+      asym = std::max(asym, std::abs(T(nin - 1 - k, nout - 1 - o) - S * T(k, o)));
+    }
+  TESSERA_REQUIRE(asym <= 1e-11 * scale, "operator line kernel: the 1-D table ", name, " (", nin, " x ", nout,
+                  ") is not mirror-symmetric (deviation ", asym, " against entries up to ", scale,
+                  "); the line kernels need nodes and points placed symmetrically on [0, 1]");
+  for (int k = 0; 2 * k < nin; ++k)
+    for (int o = 0; 2 * o < nout; ++o) {
+      const double c = 2 * k + 1 == nin ? 0.25 : 0.5, mirror = S * T(k, nout - 1 - o);
+      P.v[0][k * H + o] = c * (T(k, o) + mirror);
+      P.v[1][k * H + o] = c * (T(k, o) - mirror);
+    }
+}
+
+/// Fills t from the host copies of the tables (Args::host_Bt (nd1, nq1), host_Dq (nq1, nq1)
+/// with D(r, q) = l_r'(x_q) at [q * nq1 + r], host_x1d).
 template <int MaxN>
 inline void fill_line_tables(LineTables<MaxN>& t, const Args& a) {
-  for (int i = 0; i < a.nd1; ++i)
-    for (int q = 0; q < a.nq1; ++q) t.B[i * MaxN + q] = a.host_Bt[i * a.nq1 + q];
-  for (int r = 0; r < a.nq1; ++r)
-    for (int q = 0; q < a.nq1; ++q) t.D[r * MaxN + q] = a.host_Dq[q * a.nq1 + r];
-  for (int q = 0; q < a.nq1; ++q) t.x[q] = a.host_x1d[q];
+  const int n1 = a.nd1, m1 = a.nq1;
+  const auto B = [&](int i, int q) { return a.host_Bt[i * m1 + q]; };
+  const auto D = [&](int r, int q) { return a.host_Dq[q * m1 + r]; };
+  pair_table<MaxN>(t.Bf, B, n1, m1, 1, "B");
+  pair_table<MaxN>(t.Bt, [&](int q, int i) { return B(i, q); }, m1, n1, 1, "B^T");
+  pair_table<MaxN>(t.Df, D, m1, m1, -1, "D");
+  pair_table<MaxN>(t.Dt, [&](int q, int r) { return D(r, q); }, m1, m1, -1, "D^T");
+  for (int q = 0; q < m1; ++q) {
+    t.x[q] = a.host_x1d[q];
+    t.xr[q] = a.host_x1d[m1 - 1 - q];
+  }
 }
 
 /// The row length of a buffer that threads read along its rows, one row per thread: n rounded
 /// up to an odd number, so that the rows of a warp's threads start in different banks.
 TESSERA_HOST_DEVICE constexpr int line_row(int n) { return n | 1; }
 
-/// v[k] = src[k * stride] for k < n (zero past n).
+/// A line of up to MaxN entries in even-odd form: e[k] = v[k] + v[n-1-k], o[k] = v[k] -
+/// v[n-1-k] for 2k < n, zero past.
 template <int MaxN>
-TESSERA_HOST_DEVICE inline void load_line(double (&v)[MaxN], const double* src, int stride, int n) {
+struct LinePairs {
+  static constexpr int H = (MaxN + 1) / 2;
+  double e[H], o[H];
+  /// From v[k] = src[k * stride], k < n.
+  TESSERA_HOST_DEVICE void load(const double* src, int stride, int n) {
+    const double* hi = src + (n - 1) * stride;
 TESSERA_INTERP_UNROLL
-  for (int k = 0; k < MaxN; ++k) v[k] = k < n ? src[k * stride] : 0.0;
-}
-
-/// dst[k * stride] = v[k] for k < n.
-template <int MaxN>
-TESSERA_HOST_DEVICE inline void store_line(const double (&v)[MaxN], double* dst, int stride, int n) {
-TESSERA_INTERP_UNROLL
-  for (int k = 0; k < MaxN; ++k) {
-    if (k >= n) break;
-    dst[k * stride] = v[k];
-  }
-}
-
-/// Where a line table holds the factor of input k for output o: B(k, o), or with Transposed
-/// B(o, k).
-template <int MaxN, bool Transposed>
-TESSERA_HOST_DEVICE constexpr int table_at(int k, int o) {
-  return Transposed ? o * MaxN + k : k * MaxN + o;
-}
-
-/// out[o] = sum_{k < K} B(k, o) in[k] (nodes to points), or with Transposed sum_{k < K} B(o, k)
-/// in[k] (points to nodes), for every o < MaxN, straight-line code.
-template <int MaxN, int K, bool Transposed>
-TESSERA_HOST_DEVICE inline void line_contract_fixed(const double (&T)[MaxN * MaxN], const double (&in)[MaxN],
-                                                    double (&out)[MaxN]) {
-TESSERA_INTERP_UNROLL
-  for (int o = 0; o < MaxN; ++o) out[o] = T[table_at<MaxN, Transposed>(0, o)] * in[0];
-TESSERA_INTERP_UNROLL
-  for (int k = 1; k < K; ++k)
-TESSERA_INTERP_UNROLL
-    for (int o = 0; o < MaxN; ++o) out[o] += T[table_at<MaxN, Transposed>(k, o)] * in[k];
-}
-
-/// out[o] = sum_{k < n} B(k, o) in[k] (nodes to points), or with Transposed sum_{k < n} B(o, k)
-/// in[k] (points to nodes), for every o < MaxN (the tables' zeros past the sizes), n the
-/// line's run-time length (in[k] zero from n). At bounds 4 and 6 one uniform branch picks
-/// line_contract_fixed for n = MaxN, MaxN - 1 or MaxN - 2 (every p with q = p + 2 Gauss points;
-/// other lengths run to MaxN over the zeros). Else a loop that stops at n, a uniform branch per
-/// k. Measured against the loop in the same H100 run (8M DOFs): BP1/BP2 stored 1.01-1.08x at
-/// bounds 4 and 6 (p = 1..4), on the fly 0.96-1.02x; at bound 8 0.94-1.05x stored and
-/// 0.88-0.90x on the fly (92 registers instead of 71, 30% occupancy instead of 42%); from
-/// bound 10 the straight-line code holds too many table entries at once (190 to 255
-/// registers, spilling at 12 and 14).
-template <int MaxN, bool Transposed>
-TESSERA_HOST_DEVICE inline void line_contract(const double (&T)[MaxN * MaxN], int n, const double (&in)[MaxN],
-                                              double (&out)[MaxN]) {
-  if constexpr (MaxN <= 6) {
-    if (n == MaxN - 1) return line_contract_fixed<MaxN, MaxN - 1, Transposed>(T, in, out);
-    if (n == MaxN - 2) return line_contract_fixed<MaxN, MaxN - 2, Transposed>(T, in, out);
-    line_contract_fixed<MaxN, MaxN, Transposed>(T, in, out);
-  } else {
-TESSERA_INTERP_UNROLL
-    for (int o = 0; o < MaxN; ++o) out[o] = 0;
-TESSERA_INTERP_UNROLL
-    for (int k = 0; k < MaxN; ++k) {
-      if (k >= n) break;
-TESSERA_INTERP_UNROLL
-      for (int o = 0; o < MaxN; ++o) out[o] += T[table_at<MaxN, Transposed>(k, o)] * in[k];
+    for (int k = 0; k < H; ++k) {
+      const bool in = 2 * k < n;
+      const double a = in ? src[k * stride] : 0.0, b = in ? hi[-k * stride] : 0.0;
+      e[k] = a + b;
+      o[k] = a - b;
     }
   }
+  /// From the two halves of a line: lo[k] = v[k], hi[k] = v[n-1-k].
+  TESSERA_HOST_DEVICE void set(const double (&lo)[H], const double (&hi)[H]) {
+TESSERA_INTERP_UNROLL
+    for (int k = 0; k < H; ++k) {
+      e[k] = lo[k] + hi[k];
+      o[k] = lo[k] - hi[k];
+    }
+  }
+};
+
+/// The outputs of a line product in halves: lo[o] = out[o], hi[o] = out[m-1-o] for 2o < m
+/// (the middle output, m odd, in both).
+template <int MaxN>
+struct LineHalves {
+  static constexpr int H = (MaxN + 1) / 2;
+  double lo[H], hi[H];
+  /// dst[o * stride] = out[o] for o < m, each once.
+  TESSERA_HOST_DEVICE void store(double* dst, int stride, int m) const {
+    double* top = dst + (m - 1) * stride;
+TESSERA_INTERP_UNROLL
+    for (int o = 0; o < H; ++o) {
+      if (2 * o < m) dst[o * stride] = lo[o];
+      if (2 * o + 1 < m) top[-o * stride] = hi[o];
+    }
+  }
+};
+
+/// out = T in for a table in even-odd form with mirror sign S (pair_table): E = Te e, O = To o,
+/// out[o] = E + O, out[m-1-o] = S (E - O). Straight-line code over the bound's half sizes
+/// (the tables' zeros past the run-time sizes).
+template <int S, int MaxN>
+TESSERA_HOST_DEVICE inline LineHalves<MaxN> pair_contract(const PairTable<MaxN>& T, const LinePairs<MaxN>& in) {
+  constexpr int H = (MaxN + 1) / 2;
+  double E[H], O[H];
+TESSERA_INTERP_UNROLL
+  for (int o = 0; o < H; ++o) {
+    E[o] = T.v[0][o] * in.e[0];
+    O[o] = T.v[1][o] * in.o[0];
+  }
+TESSERA_INTERP_UNROLL
+  for (int k = 1; k < H; ++k)
+TESSERA_INTERP_UNROLL
+    for (int o = 0; o < H; ++o) {
+      E[o] += T.v[0][k * H + o] * in.e[k];
+      O[o] += T.v[1][k * H + o] * in.o[k];
+    }
+  LineHalves<MaxN> out;
+TESSERA_INTERP_UNROLL
+  for (int o = 0; o < H; ++o) {
+    out.lo[o] = E[o] + O[o];
+    out.hi[o] = S > 0 ? E[o] - O[o] : O[o] - E[o];
+  }
+  return out;
+}
+
+/// A whole line product from memory to memory: src (n inputs, stride ss) through T (mirror sign
+/// S) into dst (m outputs, stride ds). In place when dst is src.
+template <int S, int MaxN>
+TESSERA_HOST_DEVICE inline void line_product(const PairTable<MaxN>& T, const double* src, int ss, int n, double* dst,
+                                             int ds, int m) {
+  LinePairs<MaxN> in;
+  in.load(src, ss, n);
+  pair_contract<S>(T, in).store(dst, ds, m);
 }
 
 /// det J of a first-order hexahedron along its x line (eta, zeta), from the monomial
@@ -431,22 +501,13 @@ template <int MaxN>
 TESSERA_HOST_DEVICE inline void lines_forward_zy(TeamContext& ctx, const Args& a, bool valid, const LineTables<MaxN>& t,
                                                  const double* u, double* T1, double* T2, int Rn) {
   const int n1 = a.nd1, m1 = a.nq1, n2 = n1 * n1;
-  double in[MaxN], out[MaxN];
   if (valid)
     for (int j : ctx.threads_y(n1))
-      for (int i : ctx.threads_x(n1)) {
-        load_line(in, &u[j * n1 + i], n2, n1);
-        line_contract<MaxN, false>(t.B, n1, in, out);
-        store_line(out, &T1[j * n1 + i], n2, m1);
-      }
+      for (int i : ctx.threads_x(n1)) line_product<1>(t.Bf, &u[j * n1 + i], n2, n1, &T1[j * n1 + i], n2, m1);
   ctx.sync();
   if (valid)
     for (int qz : ctx.threads_y(m1))
-      for (int i : ctx.threads_x(n1)) {
-        load_line(in, &T1[qz * n2 + i], n1, n1);
-        line_contract<MaxN, false>(t.B, n1, in, out);
-        store_line(out, &T2[qz * m1 * Rn + i], Rn, m1);
-      }
+      for (int i : ctx.threads_x(n1)) line_product<1>(t.Bf, &T1[qz * n2 + i], n1, n1, &T2[qz * m1 * Rn + i], Rn, m1);
 }
 
 /// The transposed y and z stages of the line kernels and the scatter: T1(qz, j, i) = sum_qy
@@ -457,24 +518,21 @@ TESSERA_HOST_DEVICE inline void lines_transpose_yz(TeamContext& ctx, const Args&
                                                    const double* T2, double* T1, int Rn, const int* el_idxs, index_t e,
                                                    int c) {
   const int n1 = a.nd1, m1 = a.nq1, n2 = n1 * n1;
-  double in[MaxN], out[MaxN];
   if (valid)
     for (int qz : ctx.threads_y(m1))
-      for (int i : ctx.threads_x(n1)) {
-        load_line(in, &T2[qz * m1 * Rn + i], Rn, m1);
-        line_contract<MaxN, true>(t.B, m1, in, out);
-        store_line(out, &T1[qz * n2 + i], n1, n1);
-      }
+      for (int i : ctx.threads_x(n1)) line_product<1>(t.Bt, &T2[qz * m1 * Rn + i], Rn, m1, &T1[qz * n2 + i], n1, n1);
   ctx.sync();
   if (valid)
     for (int j : ctx.threads_y(n1))
       for (int i : ctx.threads_x(n1)) {
-        load_line(in, &T1[j * n1 + i], n2, m1);
-        line_contract<MaxN, true>(t.B, m1, in, out);
+        LinePairs<MaxN> in;
+        in.load(&T1[j * n1 + i], n2, m1);
+        const auto out = pair_contract<1>(t.Bt, in);
+        const int top = ((n1 - 1) * n1 + j) * n1 + i;  // node (n1 - 1, j, i); k steps down by n2
 TESSERA_INTERP_UNROLL
-        for (int k = 0; k < MaxN; ++k) {
-          if (k >= n1) break;
-          store_result(a, el_idxs, e, c, (k * n1 + j) * n1 + i, out[k]);
+        for (int k = 0; k < LinePairs<MaxN>::H; ++k) {
+          if (2 * k < n1) store_result(a, el_idxs, e, c, (k * n1 + j) * n1 + i, out.lo[k]);
+          if (2 * k + 1 < n1) store_result(a, el_idxs, e, c, top - k * n2, out.hi[k]);
         }
       }
 }
@@ -533,7 +591,6 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
               copy_async(ctx, &Ws[(qz * m1 + qy) * Rw + qx], &a.qdata[e * nq + (qz * m1 + qy) * m1 + qx]);
       async_commit();
     }
-    double in[MaxN], out[MaxN];
     lines_forward_zy<MaxN>(ctx, a, valid, t, u, T1.data(), T2.data(), R);
     if constexpr (!OnTheFly) async_wait(false);
     ctx.sync();
@@ -543,18 +600,28 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
         for (int qy : ctx.threads_x(m1)) {
           double* row = &T2[(qz * m1 + qy) * R];
           const double* w = OnTheFly ? &Wq[(qz * m1 + qy) * Rw] : &Ws[(qz * m1 + qy) * Rw];
+          const double* w_top = w + (m1 - 1);
           double d[3] = {};
           if constexpr (OnTheFly) line_determinant(Xc.data(), xq[qy], xq[qz], d);
-          load_line(in, row, 1, n1);
-          line_contract<MaxN, false>(t.B, n1, in, out);
+          LinePairs<MaxN> in;
+          in.load(row, 1, n1);
+          auto v = pair_contract<1>(t.Bf, in);
 TESSERA_INTERP_UNROLL
-          for (int qx = 0; qx < MaxN; ++qx) {
-            if (qx >= m1) break;
-            if constexpr (OnTheFly) out[qx] *= w[qx] * (d[0] + t.x[qx] * (d[1] + t.x[qx] * d[2]));
-            else out[qx] *= w[qx];
+          for (int qx = 0; qx < LinePairs<MaxN>::H; ++qx) {
+            if (2 * qx >= m1) {  // past the line: the tables gave zeros, and w is not read
+              v.lo[qx] = v.hi[qx] = 0;
+              continue;
+            }
+            if constexpr (OnTheFly) {
+              v.lo[qx] *= w[qx] * (d[0] + t.x[qx] * (d[1] + t.x[qx] * d[2]));
+              v.hi[qx] *= w_top[-qx] * (d[0] + t.xr[qx] * (d[1] + t.xr[qx] * d[2]));
+            } else {
+              v.lo[qx] *= w[qx];
+              v.hi[qx] *= w_top[-qx];
+            }
           }
-          line_contract<MaxN, true>(t.B, m1, out, in);
-          store_line(in, row, 1, n1);
+          in.set(v.lo, v.hi);
+          pair_contract<1>(t.Bt, in).store(row, 1, n1);
         }
     ctx.sync();
     const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
@@ -834,10 +901,30 @@ TESSERA_HOST_DEVICE inline void derivative_line(const LineTables<MaxN>& t, int m
                                                 const double* src, int sr, double* dst, int R) {
   const auto at = [&](int r) { return d == 0 ? (x * m1 + y) * r : d == 1 ? y * m1 * r + x : y * r + x; };
   const auto step = [&](int r) { return d == 0 ? 1 : d == 1 ? r : m1 * r; };
-  double in[MaxN], out[MaxN];
-  load_line(in, &src[at(sr)], step(sr), m1);
-  line_contract<MaxN, Transposed>(t.D, m1, in, out);
-  store_line(out, &dst[at(R)], step(R), m1);
+  line_product<-1>(Transposed ? t.Dt : t.Df, &src[at(sr)], step(sr), m1, &dst[at(R)], step(R), m1);
+}
+
+/// A thread's derivative lines through (y, x) in directions d0..2: direction d reads src + d *
+/// src_step (rows of sr) and writes dst + d * dst_step (rows of R). OneAtATime keeps the loop
+/// over the directions rolled on the GPU: unrolled, the compiler starts the loads of all three
+/// lines at once (stored Gauss-Lobatto diffusion at bound 12: 139 registers, 89 rolled; at
+/// bound 10 it spilled under its cap of 128). The Gauss kernels (two directions) keep theirs
+/// unrolled: rolled, the one on the fly at bound 8 reached its cap and spilled.
+template <int MaxN, bool Transposed, bool OneAtATime>
+TESSERA_HOST_DEVICE inline void derivative_lines(const LineTables<MaxN>& t, int m1, int d0, int y, int x,
+                                                 const double* src, int sr, int src_step, double* dst, int R,
+                                                 int dst_step) {
+  if constexpr (OneAtATime) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll 1
+#endif
+    for (int d = d0; d < 3; ++d)
+      derivative_line<MaxN, Transposed>(t, m1, d, y, x, src + d * src_step, sr, dst + d * dst_step, R);
+  } else {
+TESSERA_INTERP_UNROLL
+    for (int d = d0; d < 3; ++d)
+      derivative_line<MaxN, Transposed>(t, m1, d, y, x, src + d * src_step, sr, dst + d * dst_step, R);
+  }
 }
 
 /// Bounded hexahedron diffusion by lines (collocated gradients): the line tables' D(r, a) =
@@ -869,7 +956,6 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
     for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
   pipelined_steps<U>(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
     if (OnTheFly && valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
-    double in[MaxN], out[MaxN];
     const double* Vp = u;  // the point values, rows of vr
     int vr = U;
     if constexpr (!Nodal) {
@@ -878,11 +964,12 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
       if (valid)  // x: V(qz, qy, qx), and its x derivative into G0; lines (qz, qy)
         for (int qz : ctx.threads_y(m1))
           for (int qy : ctx.threads_x(m1)) {
-            load_line(in, &T2[(qz * m1 + qy) * Rn], 1, n1);
-            line_contract<MaxN, false>(t.B, n1, in, out);
-            store_line(out, &V[(qz * m1 + qy) * R], 1, m1);
-            line_contract<MaxN, false>(t.D, m1, out, in);
-            store_line(in, &G[(qz * m1 + qy) * R], 1, m1);
+            LinePairs<MaxN> in;
+            in.load(&T2[(qz * m1 + qy) * Rn], 1, n1);
+            const auto v = pair_contract<1>(t.Bf, in);
+            v.store(&V[(qz * m1 + qy) * R], 1, m1);
+            in.set(v.lo, v.hi);  // the values' pairs (past m1 zeros: the tables' zeros)
+            pair_contract<-1>(t.Df, in).store(&G[(qz * m1 + qy) * R], 1, m1);
           }
       ctx.sync();
       Vp = V.data();
@@ -893,8 +980,7 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
     if (valid)
       for (int y : ctx.threads_y(m1))
         for (int x : ctx.threads_x(m1))
-TESSERA_INTERP_UNROLL
-          for (int d = d0; d < 3; ++d) derivative_line<MaxN, false>(t, m1, d, y, x, Vp, vr, &G[d * np], R);
+          derivative_lines<MaxN, false, Nodal>(t, m1, d0, y, x, Vp, vr, 0, G.data(), R, np);
     ctx.sync();
     // D G at each point, in place
     if (valid)
@@ -919,8 +1005,7 @@ TESSERA_INTERP_UNROLL
     if (valid)
       for (int y : ctx.threads_y(m1))
         for (int x : ctx.threads_x(m1))
-TESSERA_INTERP_UNROLL
-          for (int d = d0; d < 3; ++d) derivative_line<MaxN, true>(t, m1, d, y, x, &G[d * np], R, &G[d * np], R);
+          derivative_lines<MaxN, true, Nodal>(t, m1, d0, y, x, G.data(), R, np, G.data(), R, np);
     ctx.sync();
     const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
     if constexpr (Nodal) {
@@ -935,16 +1020,21 @@ TESSERA_INTERP_UNROLL
       if (valid)  // x: the transposed x derivative plus the y and z parts, then B^T; lines (qz, qy)
         for (int qz : ctx.threads_y(m1))
           for (int qy : ctx.threads_x(m1)) {
-            const int row = (qz * m1 + qy) * R;
-            load_line(in, &G[row], 1, m1);
-            line_contract<MaxN, true>(t.D, m1, in, out);
+            const int row = (qz * m1 + qy) * R, top = row + m1 - 1;
+            LinePairs<MaxN> in;
+            in.load(&G[row], 1, m1);
+            auto g = pair_contract<-1>(t.Dt, in);
 TESSERA_INTERP_UNROLL
-            for (int qx = 0; qx < MaxN; ++qx) {
-              if (qx >= m1) break;
-              out[qx] += G[np + row + qx] + G[2 * np + row + qx];
+            for (int qx = 0; qx < LinePairs<MaxN>::H; ++qx) {
+              if (2 * qx >= m1) {  // past the line (the tables gave zeros)
+                g.lo[qx] = g.hi[qx] = 0;
+                continue;
+              }
+              g.lo[qx] += G[np + row + qx] + G[2 * np + row + qx];
+              g.hi[qx] += G[np + top - qx] + G[2 * np + top - qx];
             }
-            line_contract<MaxN, true>(t.B, m1, out, in);
-            store_line(in, &T2[(qz * m1 + qy) * Rn], 1, n1);
+            in.set(g.lo, g.hi);
+            pair_contract<1>(t.Bt, in).store(&T2[(qz * m1 + qy) * Rn], 1, n1);
           }
       ctx.sync();
       lines_transpose_yz<MaxN>(ctx, a, valid, t, T2.data(), T1.data(), Rn, el_idxs, e, c);
@@ -1062,9 +1152,11 @@ TESSERA_INTERP_UNROLL
 ///   more: stored diffusion at bounds 8-12 (BP5 p = 6, 7 +11-15%, BP3 p = 10 +30%; not the
 ///   points-at-the-nodes bound 12, BP5 p = 10 -19%); on the fly, diffusion at bounds 8-12
 ///   (+4-39%, one case -2%) and the points-at-the-nodes bound 6 (+21-27%; at bounds 8-12 it
-///   lost 8-14%). Tighter caps (diffusion at bounds 4 and 6 64-112) lost up to 28%. The mass
-///   kernel by lines takes 56-127 registers and needs no cap; the diffusion kernels by lines
-///   keep these caps (measured with them; none of them spills under it). Gauss diffusion at
+///   lost 8-14%). Tighter caps (diffusion at bounds 4 and 6 64-112) lost up to 28%. The diffusion
+///   kernels by lines keep these caps (measured with them; none of them spills under it).
+/// - max_registers = 96 for mass on the fly at bounds 8 and 10: in even-odd form (pair_contract)
+///   it took 133 and 138 registers, and capped (16 and 48 bytes of spills) it ran BP1 on the fly
+///   1.20-1.38x faster at p = 5..8 (same H100 run). The other mass kernels take 48-136. Gauss diffusion at
 ///   bound 14 (p = 11, 12) stays uncapped: capped at 128 it spilled 430-440 bytes and ran stored BP3 0.66-0.92x and on-the-fly
 ///   p = 12 0.75x of uncapped (on the fly p = 11 1.20x); uncapped it is never slower than the
 ///   run-time-size kernel it replaces.
@@ -1091,7 +1183,8 @@ struct HexPolicy {
   static constexpr bool capped =
       Diffusion && (OnTheFly ? (Nodal ? MaxN == 6 : MaxN >= 8 && MaxN != 14)
                              : MaxN >= 8 && MaxN != 14 && !(Nodal && MaxN >= 12));
-  static constexpr int max_registers = capped ? 128 : 0;
+  static constexpr bool mass_capped = !Diffusion && OnTheFly && (MaxN == 8 || MaxN == 10);
+  static constexpr int max_registers = capped ? 128 : mass_capped ? 96 : 0;
   /// Mass by lines (hex_mass_lines) at every bound; diffusion by lines (hex_diffusion_lines)
   /// except with the points at the nodes at bound 4 and stored Gauss diffusion at bound 14
   static constexpr bool lines = MaxN > 0 && (!Diffusion || (Nodal ? MaxN >= 6 : OnTheFly || MaxN != 14));

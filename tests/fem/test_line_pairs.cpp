@@ -1,0 +1,100 @@
+// The even-odd line products of the hexahedron line kernels (src/fem/operator_kernels.hpp):
+// pair_table, LinePairs, pair_contract and LineHalves against the plain product, on the host.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "operator_kernels.hpp"
+
+namespace {
+using namespace tessera::fem::interp_detail;
+
+/// A random n x m table with T(n-1-k, m-1-o) = S T(k, o), stored at [k * m + o].
+std::vector<double> mirrored_table(int n, int m, int S, std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> T(n * m, 0.0);
+  for (int k = 0; k < n; ++k)
+    for (int o = 0; o < m; ++o) {
+      const int kk = n - 1 - k, oo = m - 1 - o;
+      if (kk * m + oo < k * m + o) T[k * m + o] = S * T[kk * m + oo];  // the mirror came first
+      else if (kk == k && oo == o) T[k * m + o] = S > 0 ? u(rng) : 0.0;  // its own mirror
+      else T[k * m + o] = u(rng);
+    }
+  return T;
+}
+
+/// Every table size up to the bound, both mirror signs, inputs with a stride and outputs with
+/// another: the even-odd product equals the plain one to rounding (sums of at most 14 terms
+/// of size 1: 1e-13 absolute is about 500 units in the last place).
+template <int MaxN>
+void expect_products_match() {
+  std::mt19937 rng(7 + MaxN);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int S : {1, -1})
+    for (int n = 1; n <= MaxN; ++n)
+      for (int m = 1; m <= MaxN; ++m) {
+        SCOPED_TRACE("bound " + std::to_string(MaxN) + " S " + std::to_string(S) + " n " + std::to_string(n) +
+                     " m " + std::to_string(m));
+        const std::vector<double> T = mirrored_table(n, m, S, rng);
+        PairTable<MaxN> P;
+        pair_table<MaxN>(P, [&](int k, int o) { return T[k * m + o]; }, n, m, S, "T");
+        const int ss = 3, ds = 2;
+        std::vector<double> src(n * ss), dst(m * ds + 1, -7.0);  // -7: written or not
+        for (double& v : src) v = u(rng);
+        if (S > 0) line_product<1>(P, src.data(), ss, n, dst.data(), ds, m);
+        else line_product<-1>(P, src.data(), ss, n, dst.data(), ds, m);
+        for (int o = 0; o < m; ++o) {
+          double ref = 0;
+          for (int k = 0; k < n; ++k) ref += T[k * m + o] * src[k * ss];
+          EXPECT_NEAR(dst[o * ds], ref, 1e-13) << "output " << o;
+          EXPECT_EQ(dst[o * ds + 1], -7.0) << "written between the strided outputs";
+        }
+        EXPECT_EQ(dst[m * ds], -7.0) << "written past the line";
+      }
+}
+
+TEST(LinePairs, EvenOddProductsEqualThePlainProducts) {
+  expect_products_match<4>();
+  expect_products_match<8>();
+  expect_products_match<13>();  // an odd bound: H = 7 with a middle entry of its own
+  expect_products_match<14>();
+}
+
+TEST(LinePairs, PairsFromHalvesEqualPairsFromMemory) {
+  // LinePairs::set from the halves of a product's outputs (what the kernels feed the next
+  // product) gives the same pairs as loading the whole line, middle entry included.
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int m = 1; m <= 8; ++m) {
+    std::vector<double> v(m);
+    for (double& x : v) x = u(rng);
+    LinePairs<8> loaded, set;
+    loaded.load(v.data(), 1, m);
+    double lo[4] = {}, hi[4] = {};
+    for (int o = 0; 2 * o < m; ++o) {
+      lo[o] = v[o];
+      hi[o] = v[m - 1 - o];
+    }
+    set.set(lo, hi);
+    for (int k = 0; k < 4; ++k) {
+      EXPECT_EQ(set.e[k], loaded.e[k]) << "m " << m << " k " << k;
+      EXPECT_EQ(set.o[k], loaded.o[k]) << "m " << m << " k " << k;
+    }
+  }
+}
+
+TEST(LinePairs, RejectsATableThatIsNotMirrorSymmetric) {
+  std::mt19937 rng(11);
+  std::vector<double> T = mirrored_table(5, 6, 1, rng);
+  T[1 * 6 + 2] += 1e-6;  // breaks T(3, 3) = T(1, 2)
+  PairTable<6> P;
+  try {
+    pair_table<6>(P, [&](int k, int o) { return T[k * 6 + o]; }, 5, 6, 1, "B");
+    FAIL() << "no error for an asymmetric table";
+  } catch (const tessera::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("table B (5 x 6) is not mirror-symmetric"), std::string::npos) << e.what();
+  }
+}
+}  // namespace
