@@ -1154,9 +1154,10 @@ TESSERA_INTERP_UNROLL
 ///   (+4-39%, one case -2%) and the points-at-the-nodes bound 6 (+21-27%; at bounds 8-12 it
 ///   lost 8-14%). Tighter caps (diffusion at bounds 4 and 6 64-112) lost up to 28%. The diffusion
 ///   kernels by lines keep these caps (measured with them; none of them spills under it).
-/// - max_registers = 96 for mass on the fly at bounds 8 and 10: in even-odd form (pair_contract)
-///   it took 133 and 138 registers, and capped (16 and 48 bytes of spills) it ran BP1 on the fly
-///   1.20-1.38x faster at p = 5..8 (same H100 run). The other mass kernels take 48-136. Gauss diffusion at
+/// - mass on the fly: max_registers = 96 at bounds 8 and 10, 128 at bounds 12 and 14. In
+///   even-odd form (pair_contract) it took 133, 138, 136 and 130 registers; capped (16-64 bytes
+///   of spills) it ran BP1 on the fly 1.20-1.38x faster at p = 5..8 and 1.00-1.45x at p = 9..12
+///   (H100, same-run comparisons). The stored mass kernels take 48-104 and need no cap. Gauss diffusion at
 ///   bound 14 (p = 11, 12) stays uncapped: capped at 128 it spilled 430-440 bytes and ran stored BP3 0.66-0.92x and on-the-fly
 ///   p = 12 0.75x of uncapped (on the fly p = 11 1.20x); uncapped it is never slower than the
 ///   run-time-size kernel it replaces.
@@ -1183,8 +1184,8 @@ struct HexPolicy {
   static constexpr bool capped =
       Diffusion && (OnTheFly ? (Nodal ? MaxN == 6 : MaxN >= 8 && MaxN != 14)
                              : MaxN >= 8 && MaxN != 14 && !(Nodal && MaxN >= 12));
-  static constexpr bool mass_capped = !Diffusion && OnTheFly && (MaxN == 8 || MaxN == 10);
-  static constexpr int max_registers = capped ? 128 : mass_capped ? 96 : 0;
+  static constexpr int mass_cap = Diffusion || !OnTheFly ? 0 : MaxN == 8 || MaxN == 10 ? 96 : MaxN >= 12 ? 128 : 0;
+  static constexpr int max_registers = capped ? 128 : mass_cap;
   /// Mass by lines (hex_mass_lines) at every bound; diffusion by lines (hex_diffusion_lines)
   /// except with the points at the nodes at bound 4 and stored Gauss diffusion at bound 14
   static constexpr bool lines = MaxN > 0 && (!Diffusion || (Nodal ? MaxN >= 6 : OnTheFly || MaxN != 14));
