@@ -914,17 +914,13 @@ template <int MaxN, bool Transposed, bool OneAtATime>
 TESSERA_HOST_DEVICE inline void derivative_lines(const LineTables<MaxN>& t, int m1, int d0, int y, int x,
                                                  const double* src, int sr, int src_step, double* dst, int R,
                                                  int dst_step) {
-  if constexpr (OneAtATime) {
 #if defined(__CUDA_ARCH__)
-#pragma unroll 1
-#endif
-    for (int d = d0; d < 3; ++d)
-      derivative_line<MaxN, Transposed>(t, m1, d, y, x, src + d * src_step, sr, dst + d * dst_step, R);
-  } else {
+#pragma unroll(OneAtATime ? 1 : 3)
+#else
 TESSERA_INTERP_UNROLL
-    for (int d = d0; d < 3; ++d)
-      derivative_line<MaxN, Transposed>(t, m1, d, y, x, src + d * src_step, sr, dst + d * dst_step, R);
-  }
+#endif
+  for (int d = d0; d < 3; ++d)
+    derivative_line<MaxN, Transposed>(t, m1, d, y, x, src + d * src_step, sr, dst + d * dst_step, R);
 }
 
 /// Bounded hexahedron diffusion by lines (collocated gradients): the line tables' D(r, a) =
