@@ -187,6 +187,10 @@ Interpolator::Interpolator(const H1Space& space, Geometry g, const QuadratureRul
     // D(a, r) = l_r'(x_a), the derivatives of the Lagrange basis on the 1-D points at those points
     const Array<double, 2> D = LagrangeBasis1D(x1).derivatives(std::span<const double>(x1));
     Dq_host_.assign(D.data(), D.data() + D.size());
+    // checked once here rather than at each launch of a line kernel (ia::fill_line_tables)
+    mirror_symmetric_ =
+        ia::mirror_symmetric([&](int i, int q) { return Bt(i, q); }, nd1_, nq1_, 1) &&
+        ia::mirror_symmetric([&](int r, int q) { return D(q, r); }, nq1_, nq1_, -1);
     Dq_ = Array<double, 1>::from("interp_Dq", std::span<const double>(D.data(), std::size_t(D.size())), exec.space());
   } else {
     const BasisTables t = tabulate(basis, rule_);
@@ -468,6 +472,7 @@ void Interpolator::fill_args(ia::Args& a) const {
   a.host_Gt = tensor_ ? Gt_host_.data() : nullptr;
   a.Dq = tensor_ ? Dq_.data() : nullptr;
   a.nodal_points = nodal_points_;
+  a.mirror_symmetric = mirror_symmetric_;
   a.X = X_.size() ? X_.data() : nullptr;
   a.Jinv = Jinv_.size() ? Jinv_.data() : nullptr;
   a.on_the_fly = opt_.geometry == GeometrySource::OnTheFly;

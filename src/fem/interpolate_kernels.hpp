@@ -46,6 +46,7 @@ struct Args {
   const double* x1d = nullptr;  // tensor: 1-D points (nq1)
   const double* Dq = nullptr;   // tensor: (nq1, nq1) D(a, r) = l_r'(x_a), Lagrange derivatives on the 1-D points
   bool nodal_points = false;    // tensor: the 1-D points are the nodes (B = I; Gauss-Lobatto with q = p + 1)
+  bool mirror_symmetric = false;  // tensor: B and D are mirror-symmetric (the line kernels' even-odd form)
   const double* X = nullptr;    // (ne, nv, sdim) vertex coordinates (on-the-fly geometry)
   const double* Jinv = nullptr; // (ne, dim, sdim, nq) stored geometry
   bool values = false, ref_grads = false, grads = false;

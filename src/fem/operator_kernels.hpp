@@ -344,22 +344,28 @@ struct LineTables {
   double x[MaxN] = {}, xr[MaxN] = {};
 };
 
-/// Fills P with the even-odd form of T(k, o) (k < nin inputs, o < nout outputs, S its mirror
-/// sign): Te(k, o) = c_k (T(k, o) + S T(k, nout-1-o)) / 2 and To(k, o) = c_k (T(k, o) - S
-/// T(k, nout-1-o)) / 2, c_k = 1/2 for a middle input (whose pair counts it twice), else 1.
-/// Throws if T is not mirror-symmetric (the even-odd form would then be another operator).
-template <int MaxN, class Table>
-inline void pair_table(PairTable<MaxN>& P, const Table& T, int nin, int nout, int S, const char* name) {
-  constexpr int H = (MaxN + 1) / 2;
+/// Whether T(k, o) (k < nin, o < nout) is mirror-symmetric with sign S, T(nin-1-k, nout-1-o) =
+/// S T(k, o), to 1e-11 of its largest entry (the tables are computed, not exact). The line
+/// kernels' even-odd form assumes it; the Interpolator checks it once at set-up
+/// (Args::mirror_symmetric).
+template <class Table>
+inline bool mirror_symmetric(const Table& T, int nin, int nout, int S) {
   double scale = 0, asym = 0;
   for (int k = 0; k < nin; ++k)
     for (int o = 0; o < nout; ++o) {
       scale = std::max(scale, std::abs(T(k, o)));
       asym = std::max(asym, std::abs(T(nin - 1 - k, nout - 1 - o) - S * T(k, o)));
     }
-  TESSERA_REQUIRE(asym <= 1e-11 * scale, "operator line kernel: the 1-D table ", name, " (", nin, " x ", nout,
-                  ") is not mirror-symmetric (deviation ", asym, " against entries up to ", scale,
-                  "); the line kernels need nodes and points placed symmetrically on [0, 1]");
+  return asym <= 1e-11 * scale;
+}
+
+/// Fills P with the even-odd form of T(k, o) (k < nin inputs, o < nout outputs, S its mirror
+/// sign, mirror_symmetric): Te(k, o) = c_k (T(k, o) + S T(k, nout-1-o)) / 2 and To(k, o) =
+/// c_k (T(k, o) - S T(k, nout-1-o)) / 2, c_k = 1/2 for a middle input (whose pair counts it
+/// twice), else 1.
+template <int MaxN, class Table>
+inline void pair_table(PairTable<MaxN>& P, const Table& T, int nin, int nout, int S) {
+  constexpr int H = (MaxN + 1) / 2;
   for (int k = 0; 2 * k < nin; ++k)
     for (int o = 0; 2 * o < nout; ++o) {
       const double c = 2 * k + 1 == nin ? 0.25 : 0.5, mirror = S * T(k, nout - 1 - o);
@@ -375,10 +381,13 @@ inline void fill_line_tables(LineTables<MaxN>& t, const Args& a) {
   const int n1 = a.nd1, m1 = a.nq1;
   const auto B = [&](int i, int q) { return a.host_Bt[i * m1 + q]; };
   const auto D = [&](int r, int q) { return a.host_Dq[q * m1 + r]; };
-  pair_table<MaxN>(t.Bf, B, n1, m1, 1, "B");
-  pair_table<MaxN>(t.Bt, [&](int q, int i) { return B(i, q); }, m1, n1, 1, "B^T");
-  pair_table<MaxN>(t.Df, D, m1, m1, -1, "D");
-  pair_table<MaxN>(t.Dt, [&](int q, int r) { return D(r, q); }, m1, m1, -1, "D^T");
+  TESSERA_REQUIRE(a.mirror_symmetric, "fem operator: the hexahedron line kernels need nodes and points placed "
+                  "symmetrically on [0, 1] (their 1-D tables are not mirror-symmetric); choose a Gauss or "
+                  "Gauss-Lobatto rule, or TESSERA_OPERATOR_BOUND=0 for the run-time-size kernel");
+  pair_table<MaxN>(t.Bf, B, n1, m1, 1);
+  pair_table<MaxN>(t.Bt, [&](int q, int i) { return B(i, q); }, m1, n1, 1);
+  pair_table<MaxN>(t.Df, D, m1, m1, -1);
+  pair_table<MaxN>(t.Dt, [&](int q, int r) { return D(r, q); }, m1, m1, -1);
   for (int q = 0; q < m1; ++q) {
     t.x[q] = a.host_x1d[q];
     t.xr[q] = a.host_x1d[m1 - 1 - q];

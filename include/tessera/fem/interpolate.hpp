@@ -274,6 +274,7 @@ class Interpolator {
   index_t ne_ = 0, nn_ = 0;
   bool tensor_ = false;
   bool nodal_points_ = false;  // tensor: the 1-D points are the nodes (B = I)
+  bool mirror_symmetric_ = false;  // tensor: B and D mirror-symmetric (the hexahedron line kernels need it)
   ElementRestriction restr_;
   const Mesh* mesh_ = nullptr;
   QuadratureRule rule_;   // host copy
