@@ -29,6 +29,8 @@ constexpr int kMaxSimplexThreads = 256;
 /// Threads per block the elements-per-block choice stays within (below the 1024 limit, so
 /// that kernels using more than 64 registers per thread still launch).
 constexpr int kMaxBlockThreads = 512;
+/// Smallest block of stored point data per element (bytes) that the operators prefetch into L2.
+constexpr std::size_t kPrefetchBytes = 20 * 1024;
 
 bool grads_of(Eval w) { return has(w, Eval::ReferenceGradients) || has(w, Eval::Gradients); }
 
@@ -558,7 +560,13 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
     a.wq = wq_.data();
   }
   a.concurrent = exec_.backend != Backend::Serial;
-  a.chunk = operator_chunk(diffusion);
+  // The Gauss diffusion line kernel prefetches each element's stored data into L2 a step ahead
+  // where an element's block is at least kPrefetchBytes: on the H100 (8M DOFs, same run) BP3
+  // p = 6..10 (24-64 KB per element) ran 1.13-1.22x faster, p = 2..5 (3-16 KB) 0.69-0.94x
+  // (docs/benchmarks/operators.md)
+  a.prefetch_qdata = diffusion && !a.on_the_fly && exec_.on_device() &&
+                     sizeof(double) * dim_ * (dim_ + 1) / 2 * std::size_t(nq_) >= kPrefetchBytes;
+  a.chunk = operator_chunk(diffusion, a.on_the_fly);
   if (epb <= 0) epb = operator_elements_per_block(diffusion, a.on_the_fly, element);
   TESSERA_REQUIRE(epb >= 1, "fem::Interpolator::apply_operator: elements per block must be >= 1, got ", epb);
   std::size_t item = 0, common = 0;
@@ -578,8 +586,16 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
   ia::launch_operator(diffusion ? "fem/operator_diffusion" : "fem/operator_mass", exec_, t, geom_, diffusion, a);
 }
 
-int Interpolator::operator_chunk(bool diffusion) const {
-  return ia::operator_thread_element(geom_, diffusion, nd1_, nq1_) ? 1 : chunk();
+int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
+  if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_)) return 1;
+  // Stored diffusion on hexahedra at p = 3 (64 nodes), and at p = 2 with the points off the
+  // nodes, on the GPU: 2 elements per item, not 8. On the H100 (8M DOFs, same run) BP3 p = 2, 3
+  // ran 1.14x faster, BP5 p = 3 1.11x, BP4 and BP6 p = 2, 3 1.10-1.53x; BP5 p = 2 (points at
+  // the nodes) 0.98x, and on the fly 2 lost up to 4% (docs/benchmarks/operators.md)
+  if (diffusion && !on_the_fly && exec_.on_device() && geom_ == Geometry::Hexahedron &&
+      opt_.elements_per_item == 0 && (nd_ == 64 || (nd_ < 64 && !nodal_points_)))
+    return std::min(2, chunk());
+  return chunk();
 }
 
 Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* item, std::size_t* common,
@@ -595,7 +611,7 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* 
                     .bytes();
     return Dim3{1, 1, 1};
   }
-  const int n1 = nd1_, m1 = nq1_, D = diffusion, k = chunk();
+  const int n1 = nd1_, m1 = nq1_, D = diffusion, k = operator_chunk(diffusion, on_the_fly);
   const int nx = on_the_fly ? k * nv_ * sdim_ : 0;
   const bool bounded = ia::operator_bound(geom_, n1, m1) > 0;  // one thread per point column
   const bool split = D && !bounded, colloc = D && bounded;      // as in hex_operator
@@ -656,7 +672,7 @@ std::string Interpolator::operator_key(bool diffusion, bool on_the_fly, bool ele
   std::ostringstream o;
   o << "operator/" << fem::name(geom_) << "/p" << p_ << "/q" << nq_ << "/c" << comps_ << "/"
     << (diffusion ? "diffusion" : "mass") << "/" << (on_the_fly ? "on-the-fly" : "stored") << "/"
-    << (element ? "element" : "global") << "/k" << operator_chunk(diffusion);
+    << (element ? "element" : "global") << "/k" << operator_chunk(diffusion, on_the_fly);
   return o.str();
 }
 

@@ -6,6 +6,8 @@
 // interp_shared() below must stay in the same order.
 
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 
 #if defined(__CUDACC__)
 #include <cuda_pipeline.h>
@@ -57,6 +59,7 @@ struct Args {
   const double* wq = nullptr;     // fused operators, on-the-fly geometry: the rule's weights (nq)
   double* y_out = nullptr;        // fused operators: global vector accumulated into
   bool concurrent = true;         // fused operators: atomic additions needed (not on the serial backend)
+  bool prefetch_qdata = false;    // fused operators: each element's stored data into L2 a step ahead
   const double* u = nullptr;    // forward: global vector
   double* e_out = nullptr;      // transpose: E-vector (ne, comps, nd)
   PointMap v, rg, pg;           // values, reference gradients, gradients
@@ -232,6 +235,20 @@ TESSERA_HOST_DEVICE inline void async_wait(bool all_but_newest) {
 #endif
 }
 
+/// Asks the GPU's L2 cache to fetch [p, p + bytes) from device memory now, so that later loads
+/// of it wait for L2, not DRAM: one bulk prefetch (sm_90: cp.async.bulk.prefetch.L2) where p
+/// and bytes are multiples of 16, nothing otherwise and on the CPU. A hint: nothing waits for
+/// it and results do not depend on it.
+TESSERA_HOST_DEVICE inline void prefetch_l2(const void* p, std::size_t bytes) {
+#if defined(TESSERA_DEVICE_CODE) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (((reinterpret_cast<std::uintptr_t>(p) | bytes) & 15) == 0 && bytes > 0 && bytes < (std::size_t(1) << 31))
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(static_cast<unsigned>(bytes)) : "memory");
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
 /// First element and number of elements of this item (0 for the unused slots of the last block).
 struct ItemElements {
   index_t first;
@@ -275,9 +292,14 @@ TESSERA_HOST_DEVICE inline void load_tensor_tables(TeamContext& ctx, const Args&
 /// count for every item of the block (the steps contain barriers): the nodal values of step
 /// st + 1 are copied into the other half of `ub` while step(valid, e, c, u, Xe) runs on step st.
 /// Row > 0 (hexahedra): the values go to rows of Row entries, (nd1, nd1, Row), instead of nd1.
-template <int Row = 0, class Step>
+/// ahead(k, c, e) runs where the gather of step (k, c) of element e is issued, a step before
+/// the step itself (the diffusion kernel's prefetch of its stored data).
+struct NothingAhead {
+  TESSERA_HOST_DEVICE void operator()(int, int, index_t) const {}
+};
+template <int Row = 0, class Step, class Ahead = NothingAhead>
 TESSERA_HOST_DEVICE void pipelined_steps(TeamContext& ctx, const Args& a, View<int, 1> idxs, View<double, 1> ub,
-                                         View<double, 1> Xs, const Step& step) {
+                                         View<double, 1> Xs, const Step& step, const Ahead& ahead = {}) {
   const int nd = a.nd, slot = Row > 0 ? a.nd1 * a.nd1 * Row : nd;
   const auto to = [&](int n) {  // where node n goes in its buffer
     if constexpr (Row > 0) {
@@ -299,6 +321,7 @@ TESSERA_HOST_DEVICE void pipelined_steps(TeamContext& ctx, const Args& a, View<i
       else  // element-level input: an E-vector (ne, comps, nd)
         for (int n : ctx.item_threads(nd))
           copy_async(ctx, &ub[(st & 1) * slot + to(n)], &a.u[((it.first + k) * a.comps + c) * nd + n]);
+      ahead(k, c, it.first + k);
     }
     async_commit();
   };

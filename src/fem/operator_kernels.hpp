@@ -116,6 +116,15 @@ TESSERA_HOST_DEVICE inline void store_result(const Args& a, const int* idxs, ind
   else a.y_out[(e * a.comps + c) * a.nd + i] = s;
 }
 
+/// The stored point data of element e (nf numbers per point, a.nq points; an element's block
+/// is contiguous) into L2 ahead of its use, by one thread of the item.
+TESSERA_HOST_DEVICE inline void prefetch_point_data(const TeamContext& ctx, const Args& a, index_t e, int nf) {
+  for (int i : ctx.item_threads(1)) {
+    (void)i;
+    prefetch_l2(a.qdata + e * nf * a.nq, sizeof(double) * nf * a.nq);
+  }
+}
+
 /// Buffers of an item's gathered nodal values: two (the next step's gather in flight while this
 /// one is computed; pipelined_steps) when the item walks several (element, component) steps,
 /// one when it has a single step: a second buffer would never be read and costs an element's
@@ -1044,6 +1053,11 @@ TESSERA_INTERP_UNROLL
       ctx.sync();
       lines_transpose_yz<MaxN>(ctx, a, valid, t, T2.data(), T1.data(), Rn, el_idxs, e, c);
     }
+  }, [&](int, int c, index_t e) {
+    // stored, Gauss points: the element's 6 numbers per point, read at the D G stage, reach L2
+    // during the previous step (a.prefetch_qdata: large blocks only; with the points at the
+    // nodes it did not pay, docs/benchmarks/operators.md)
+    if (!OnTheFly && !Nodal && a.prefetch_qdata && c == 0) prefetch_point_data(ctx, a, e, 6);
   });
 }
 

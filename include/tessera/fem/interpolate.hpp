@@ -255,8 +255,9 @@ class Interpolator {
   /// The operator kernel's threads per element and shared memory (per element, common) for a
   /// launch of epb elements per block (the one-thread-per-element kernel's common rows grow with it).
   Dim3 operator_shape(bool diffusion, bool on_the_fly, std::size_t* item, std::size_t* common, int epb = 1) const;
-  /// Elements per item of the operator kernels: chunk(), or 1 for the one-thread-per-element kernel.
-  int operator_chunk(bool diffusion) const;
+  /// Elements per item of the operator kernels: chunk(), 1 for the one-thread-per-element kernel,
+  /// at most 2 for stored diffusion on hexahedra at p = 2, 3 on the GPU.
+  int operator_chunk(bool diffusion, bool on_the_fly) const;
   void fill_args(interp_detail::Args& a) const;
   /// Elements per item of the forward kernels: the option, else 512 / nodes per element in
   /// 1..8 (8 up to p = 3 hexahedra; large elements keep their index maps in shared memory small).
