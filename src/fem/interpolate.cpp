@@ -588,12 +588,13 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
 
 int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
   if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_)) return 1;
-  // Stored diffusion on hexahedra at p = 3 (64 nodes), and at p = 2 with the points off the
-  // nodes, on the GPU: 2 elements per item, not 8. On the H100 (8M DOFs, same run) BP3 p = 2, 3
-  // ran 1.14x faster, BP5 p = 3 1.11x, BP4 and BP6 p = 2, 3 1.10-1.53x; BP5 p = 2 (points at
-  // the nodes) 0.98x, and on the fly 2 lost up to 4% (docs/benchmarks/operators.md)
+  // Stored diffusion on hexahedra with at most 64 nodes (p <= 3), on the GPU: 2 elements per
+  // item, not 8. On the H100 (8M DOFs, same run) BP3 p = 2, 3 ran 1.14x faster, BP5 p = 3
+  // 1.11x, BP4 and BP6 p = 2, 3 1.10-1.53x; BP5 p = 2 0.98x (leaving the points-at-the-nodes
+  // case at p = 2 out cost BP6 p = 2 14%), and on the fly 2 lost up to 4%
+  // (docs/benchmarks/operators.md)
   if (diffusion && !on_the_fly && exec_.on_device() && geom_ == Geometry::Hexahedron &&
-      opt_.elements_per_item == 0 && (nd_ == 64 || (nd_ < 64 && !nodal_points_)))
+      opt_.elements_per_item == 0 && nd_ <= 64)
     return std::min(2, chunk());
   return chunk();
 }

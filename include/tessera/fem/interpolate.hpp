@@ -256,7 +256,7 @@ class Interpolator {
   /// launch of epb elements per block (the one-thread-per-element kernel's common rows grow with it).
   Dim3 operator_shape(bool diffusion, bool on_the_fly, std::size_t* item, std::size_t* common, int epb = 1) const;
   /// Elements per item of the operator kernels: chunk(), 1 for the one-thread-per-element kernel,
-  /// at most 2 for stored diffusion on hexahedra at p = 2, 3 on the GPU.
+  /// at most 2 for stored diffusion on hexahedra with p <= 3 on the GPU.
   int operator_chunk(bool diffusion, bool on_the_fly) const;
   void fill_args(interp_detail::Args& a) const;
   /// Elements per item of the forward kernels: the option, else 512 / nodes per element in
