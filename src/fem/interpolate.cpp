@@ -560,12 +560,13 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
     a.wq = wq_.data();
   }
   a.concurrent = exec_.backend != Backend::Serial;
-  // The Gauss diffusion line kernel prefetches each element's stored data into L2 a step ahead
-  // where an element's block is at least kPrefetchBytes: on the H100 (8M DOFs, same run) BP3
-  // p = 6..10 (24-64 KB per element) ran 1.13-1.22x faster, p = 2..5 (3-16 KB) 0.69-0.94x
-  // (docs/benchmarks/operators.md)
-  a.prefetch_qdata = diffusion && !a.on_the_fly && exec_.on_device() &&
-                     sizeof(double) * dim_ * (dim_ + 1) / 2 * std::size_t(nq_) >= kPrefetchBytes;
+  // The hexahedron diffusion line kernel with Gauss points prefetches each element's stored
+  // data into L2 a step ahead where an element's block is at least kPrefetchBytes: on the H100
+  // (8M DOFs, same run) BP3 p = 6..10 (24-64 KB per element) ran 1.13-1.22x faster, p = 2..5
+  // (3-16 KB) 0.69-0.94x, and with the points at the nodes (BP5, BK5) 0.94-1.03x
+  // (docs/benchmarks/operators.md). The kernels that do not prefetch ignore the flag.
+  a.prefetch_qdata = diffusion && !a.on_the_fly && !nodal_points_ && geom_ == Geometry::Hexahedron &&
+                     exec_.on_device() && sizeof(double) * 6 * std::size_t(nq_) >= kPrefetchBytes;
   a.chunk = operator_chunk(diffusion, a.on_the_fly);
   if (epb <= 0) epb = operator_elements_per_block(diffusion, a.on_the_fly, element);
   TESSERA_REQUIRE(epb >= 1, "fem::Interpolator::apply_operator: elements per block must be >= 1, got ", epb);

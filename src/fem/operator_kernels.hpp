@@ -1054,10 +1054,11 @@ TESSERA_INTERP_UNROLL
       lines_transpose_yz<MaxN>(ctx, a, valid, t, T2.data(), T1.data(), Rn, el_idxs, e, c);
     }
   }, [&](int, int c, index_t e) {
-    // stored, Gauss points: the element's 6 numbers per point, read at the D G stage, reach L2
-    // during the previous step (a.prefetch_qdata: large blocks only; with the points at the
-    // nodes it did not pay, docs/benchmarks/operators.md)
-    if (!OnTheFly && !Nodal && a.prefetch_qdata && c == 0) prefetch_point_data(ctx, a, e, 6);
+    // the element's 6 numbers per point, read at the D G stage, reach L2 during the previous
+    // step (a.prefetch_qdata: stored, Gauss points, large blocks; run_operator decides, and
+    // the instances that can never prefetch carry no code for it)
+    if constexpr (!OnTheFly && !Nodal)
+      if (a.prefetch_qdata && c == 0) prefetch_point_data(ctx, a, e, 6);
   });
 }
 
