@@ -960,9 +960,11 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
   auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
   auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * (Nodal ? m1 * m1 * U : nd));
-  auto T1 = ctx.shared_item<double>(Nodal ? 0 : m1 * n2);
+  // T1 and V share their memory: T1 is dead from the y stage's end to the transposed y stage,
+  // V lives from the x stage to the derivatives (np >= m1 n1 n1 entries)
+  auto T1 = ctx.shared_item<double>(Nodal ? 0 : np);
   auto T2 = ctx.shared_item<double>(Nodal ? 0 : m1 * m1 * Rn);
-  auto V = ctx.shared_item<double>(Nodal ? 0 : np);
+  double* const V = T1.data();
   auto G = ctx.shared_item<double>(3 * np);
   auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
   auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);
@@ -986,7 +988,7 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
             pair_contract<-1>(t.Df, in).store(&G[(qz * m1 + qy) * R], 1, m1);
           }
       ctx.sync();
-      Vp = V.data();
+      Vp = V;
       vr = R;
     }
     // the reference gradient G(d, qz, qy, qx) along lines in direction d (Gauss: x done)
