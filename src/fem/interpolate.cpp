@@ -642,8 +642,7 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* 
       const int U = ia::operator_bound(geom_, n1, m1) + 1, pts = m1 * m1 * ia::line_row(m1);
       c.add<double>(on_the_fly ? m1 : 0);
       it.add<int>(k * nd_).add<double>(ia::gather_buffers(k, comps_) * (nodal ? m1 * m1 * U : nd_))
-          .add<double>(nodal ? 0 : pts).add<double>(nodal ? 0 : m1 * m1 * ia::line_row(n1))  // T1 (and V), T2
-          .add<double>(3 * pts).add<double>(nx).add<double>(on_the_fly ? 8 * 3 : 0);
+          .add<double>(nodal ? 0 : pts).add<double>(3 * pts).add<double>(nx).add<double>(on_the_fly ? 8 * 3 : 0);
     } else if (rows.lines) {  // hex_mass_lines
       c.add<double>(on_the_fly ? m1 : 0).add<double>(on_the_fly ? m1 * m1 * ia::line_row(m1) : 0);
       it.add<int>(k * nd_).add<double>(ub).add<double>(m1 * n1 * n1).add<double>(m1 * m1 * ia::line_row(n1))

@@ -960,12 +960,15 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
   auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
   auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * (Nodal ? m1 * m1 * U : nd));
-  // T1 and V share their memory: T1 is dead from the y stage's end to the transposed y stage,
-  // V lives from the x stage to the derivatives (np >= m1 n1 n1 entries)
-  auto T1 = ctx.shared_item<double>(Nodal ? 0 : np);
-  auto T2 = ctx.shared_item<double>(Nodal ? 0 : m1 * m1 * Rn);
-  double* const V = T1.data();
+  // Gauss points: four buffers of np entries, X and G0..G2 (G), hold every stage's data, each
+  // buffer reused once it is dead (np >= m1 m1 Rn >= m1 n1 n1):
+  //   forward:    u -> T1 (X) -> T2 (G1) -> V (X) and G0 -> G1, G2 (from V)
+  //   transposed: G0..G2 -> T2 (X) -> T1 (G0) -> scattered
+  // Three separate buffers for T1, T2 and V cost up to half as many again (p = 10: 3 blocks of
+  // 144 threads per SM fit in the SM's shared memory instead of 2).
+  auto X = ctx.shared_item<double>(Nodal ? 0 : np);
   auto G = ctx.shared_item<double>(3 * np);
+  double* const V = X.data();
   auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
   auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);
   if constexpr (OnTheFly)
@@ -975,7 +978,8 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
     const double* Vp = u;  // the point values, rows of vr
     int vr = U;
     if constexpr (!Nodal) {
-      lines_forward_zy<MaxN>(ctx, a, valid, t, u, T1.data(), T2.data(), Rn);
+      double* const T2 = G.data() + np;
+      lines_forward_zy<MaxN>(ctx, a, valid, t, u, X.data(), T2, Rn);
       ctx.sync();
       if (valid)  // x: V(qz, qy, qx), and its x derivative into G0; lines (qz, qy)
         for (int qz : ctx.threads_y(m1))
@@ -1050,10 +1054,10 @@ TESSERA_INTERP_UNROLL
               g.hi[qx] += G[np + top - qx] + G[2 * np + top - qx];
             }
             in.set(g.lo, g.hi);
-            pair_contract<1>(t.Bt, in).store(&T2[(qz * m1 + qy) * Rn], 1, n1);
+            pair_contract<1>(t.Bt, in).store(&X[(qz * m1 + qy) * Rn], 1, n1);
           }
       ctx.sync();
-      lines_transpose_yz<MaxN>(ctx, a, valid, t, T2.data(), T1.data(), Rn, el_idxs, e, c);
+      lines_transpose_yz<MaxN>(ctx, a, valid, t, X.data(), G.data(), Rn, el_idxs, e, c);
     }
   }, [&](int, int c, index_t e) {
     // the element's 6 numbers per point, read at the D G stage, reach L2 during the previous
