@@ -80,7 +80,8 @@ std::optional<Entry> lookup(const std::string& device, const std::string& key) {
   e.elements_per_block = k->value("elements_per_block", 0);
   e.time_ms = k->value("time_ms", 0.0);
   e.date = k->value("date", "");
-  if (e.elements_per_block < 1) return std::nullopt;
+  e.elements_per_item = k->value("elements_per_item", 0);
+  if (e.elements_per_block < 1 || e.elements_per_item < 0) return std::nullopt;
   return e;
 }
 
@@ -92,8 +93,10 @@ void store(const std::string& device, const std::map<std::string, Entry>& entrie
   if (!doc.contains("devices")) doc = json{{"format", "tessera-tuning-1"}, {"devices", json::object()}};
   json& dev = doc["devices"][device];
   if (!dev.is_object()) dev = json::object();
-  for (const auto& [key, e] : entries)
+  for (const auto& [key, e] : entries) {
     dev[key] = json{{"elements_per_block", e.elements_per_block}, {"time_ms", e.time_ms}, {"date", e.date}};
+    if (e.elements_per_item > 0) dev[key]["elements_per_item"] = e.elements_per_item;
+  }
   const std::filesystem::path p(path);
   std::error_code ec;
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);

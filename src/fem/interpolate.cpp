@@ -567,16 +567,16 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
   // (docs/benchmarks/operators.md). The kernels that do not prefetch ignore the flag.
   a.prefetch_qdata = diffusion && !a.on_the_fly && !nodal_points_ && geom_ == Geometry::Hexahedron &&
                      exec_.on_device() && sizeof(double) * 6 * std::size_t(nq_) >= kPrefetchBytes;
-  a.chunk = operator_chunk(diffusion, a.on_the_fly);
+  a.chunk = operator_elements_per_item(diffusion, a.on_the_fly, element);
   if (epb <= 0) epb = operator_elements_per_block(diffusion, a.on_the_fly, element);
   TESSERA_REQUIRE(epb >= 1, "fem::Interpolator::apply_operator: elements per block must be >= 1, got ", epb);
   std::size_t item = 0, common = 0;
-  const Dim3 th = operator_shape(diffusion, a.on_the_fly, &item, &common, epb);
+  const Dim3 th = operator_shape(diffusion, a.on_the_fly, element, &item, &common, epb);
   // the run-time-size kernels' element buffers go to device memory when they do not fit
   // (items_may_spill in operator_kernels.cpp); the bounded ones must fit
   if (exec_.on_device() && !ia::operator_may_spill(geom_, diffusion, a.on_the_fly, nd1_, nq1_, nodal_points_)) {
     const std::size_t limit = current_device().shared_per_block_optin;
-    const std::size_t need = operator_shared_bytes(diffusion, a.on_the_fly, epb);
+    const std::size_t need = operator_shared_bytes(diffusion, a.on_the_fly, epb, element);
     if (need > limit)
       fail("fem::Interpolator::apply_operator (", name(geom_), ", p = ", p_, ", ", nq_, " points): ", epb,
            " elements per block need ", need, " bytes of shared memory, over the limit of ", limit, " bytes",
@@ -600,8 +600,38 @@ int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
   return chunk();
 }
 
-Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* item, std::size_t* common,
-                                  int epb) const {
+int Interpolator::operator_elements_per_item(bool diffusion, bool on_the_fly, bool element,
+                                             std::string* source) const {
+  const int slot = (diffusion ? 4 : 0) + (on_the_fly ? 2 : 0) + (element ? 1 : 0);
+  if (op_k_[slot] == 0) {
+    std::string src = opt_.elements_per_item > 0 ? "option" : "heuristic";
+    int k = operator_chunk(diffusion, on_the_fly);  // the option where set
+    if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_)) {
+      src = "one thread per element";
+    } else if (opt_.elements_per_item == 0 && opt_.use_tuning_cache) {
+      const auto e = tuning::lookup(tuning::device_key(exec_), operator_key(diffusion, on_the_fly, element));
+      if (e && e->elements_per_item > 0) {
+        k = e->elements_per_item;
+        src = "tuning cache";
+      }
+    }
+    op_k_[slot] = k;
+    op_k_source_[slot] = src;
+  }
+  if (source) *source = op_k_source_[slot];
+  return op_k_[slot];
+}
+
+void Interpolator::set_elements_per_item(int k) {
+  TESSERA_REQUIRE(k >= 0, "fem::Interpolator: elements_per_item must be >= 0 (0 = auto), got ", k);
+  opt_.elements_per_item = k;
+  op_k_.fill(0);
+  op_epb_.fill(0);  // the elements per block were chosen for the old count
+  epb_cache_.fill(0);
+}
+
+Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element, std::size_t* item,
+                                  std::size_t* common, int epb) const {
   if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_)) {
     // hex_thread_element: the block's rows in the common region on the GPU (the CPU reads in place)
     *item = 0;
@@ -613,7 +643,7 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* 
                     .bytes();
     return Dim3{1, 1, 1};
   }
-  const int n1 = nd1_, m1 = nq1_, D = diffusion, k = operator_chunk(diffusion, on_the_fly);
+  const int n1 = nd1_, m1 = nq1_, D = diffusion, k = operator_elements_per_item(diffusion, on_the_fly, element);
   const int nx = on_the_fly ? k * nv_ * sdim_ : 0;
   const bool bounded = ia::operator_bound(geom_, n1, m1) > 0;  // one thread per point column
   const bool split = D && !bounded, colloc = D && bounded;      // as in hex_operator
@@ -663,9 +693,9 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, std::size_t* 
   return t;
 }
 
-std::size_t Interpolator::operator_shared_bytes(bool diffusion, bool on_the_fly, int epb) const {
+std::size_t Interpolator::operator_shared_bytes(bool diffusion, bool on_the_fly, int epb, bool element) const {
   std::size_t item = 0, common = 0;
-  const Dim3 th = operator_shape(diffusion, on_the_fly, &item, &common, epb);
+  const Dim3 th = operator_shape(diffusion, on_the_fly, element, &item, &common, epb);
   return detail::team_shared_bytes(detail::make_team_params(Teams{std::max<index_t>(ne_, 1), epb, th, item, common}));
 }
 
@@ -673,20 +703,22 @@ std::string Interpolator::operator_key(bool diffusion, bool on_the_fly, bool ele
   std::ostringstream o;
   o << "operator/" << fem::name(geom_) << "/p" << p_ << "/q" << nq_ << "/c" << comps_ << "/"
     << (diffusion ? "diffusion" : "mass") << "/" << (on_the_fly ? "on-the-fly" : "stored") << "/"
-    << (element ? "element" : "global") << "/k" << operator_chunk(diffusion, on_the_fly);
+    << (element ? "element" : "global") << "/k";
+  if (opt_.elements_per_item > 0) o << opt_.elements_per_item;
+  else o << "auto";
   return o.str();
 }
 
-int Interpolator::max_operator_elements_per_block(bool diffusion, bool on_the_fly) const {
+int Interpolator::max_operator_elements_per_block(bool diffusion, bool on_the_fly, bool element) const {
   if (!exec_.on_device()) return 64;
   std::size_t item = 0, common = 0;
-  const Dim3 t = operator_shape(diffusion, on_the_fly, &item, &common);
+  const Dim3 t = operator_shape(diffusion, on_the_fly, element, &item, &common);
   // the kernel's own limit (register use) can be below 512
   const int threads = std::min(
       kMaxBlockThreads, ia::operator_max_threads(exec_, geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_));
   int m = std::max(1, threads / (t.x * t.y * t.z));
   const std::size_t limit = current_device().shared_per_block_optin;
-  while (m > 1 && operator_shared_bytes(diffusion, on_the_fly, m) > limit) --m;
+  while (m > 1 && operator_shared_bytes(diffusion, on_the_fly, m, element) > limit) --m;
   return m;
 }
 
@@ -699,7 +731,7 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
   }
   std::string src = "heuristic";
   std::size_t item = 0, common = 0;
-  const Dim3 th = operator_shape(diffusion, on_the_fly, &item, &common);
+  const Dim3 th = operator_shape(diffusion, on_the_fly, element, &item, &common);
   // about 256 threads per block; fewer for the bounded hexahedron variants at bounds 8 to 12
   // (p = 5..10 with q = p + 2), whose register use leaves 2-3 blocks per SM: tuned on the H200,
   // 1-3 elements per block beat the 256-thread choice by up to 1.4x, and at p = 5 (49 threads
@@ -716,7 +748,7 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
   if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_)) {
     // one thread per element: 128 (4 warps), or fewer where the block's staged rows pass 32 KB
     // (stored diffusion: 1.3 KB per element at q = 3), in whole warps, at least one
-    const std::size_t row = operator_shared_bytes(diffusion, on_the_fly, 1);
+    const std::size_t row = operator_shared_bytes(diffusion, on_the_fly, 1, element);
     want = exec_.on_device() ? std::clamp(static_cast<int>(32768 / row) / 32 * 32, 32, 128) : 64;
   } else if (ia::operator_matmul(geom_, diffusion, nd1_, nq1_)) {
     want = 2;  // two warps per element; 1-2 measured fastest on the H100 (p = 2..8)
@@ -732,7 +764,7 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
       src = "tuning cache";
     }
   }
-  const int m = max_operator_elements_per_block(diffusion, on_the_fly);
+  const int m = max_operator_elements_per_block(diffusion, on_the_fly, element);
   if (want > m) {
     want = m;
     src += ", reduced to fit";

@@ -185,11 +185,24 @@ int H1Operator::elements_per_block(bool element, std::string* source) const {
                                          opt_.geometry == GeometrySource::OnTheFly, element, source);
 }
 
-int H1Operator::max_elements_per_block() const {
+int H1Operator::max_elements_per_block(bool element) const {
   const Interpolator* in = fused_interpolator(parts_);
   return in ? in->max_operator_elements_per_block(kind_ == OperatorKind::Diffusion,
-                                                  opt_.geometry == GeometrySource::OnTheFly)
+                                                  opt_.geometry == GeometrySource::OnTheFly, element)
             : 0;
+}
+
+int H1Operator::elements_per_item(bool element, std::string* source) const {
+  const Interpolator* in = fused_interpolator(parts_);
+  return in ? in->operator_elements_per_item(kind_ == OperatorKind::Diffusion,
+                                             opt_.geometry == GeometrySource::OnTheFly, element, source)
+            : 0;
+}
+
+void H1Operator::set_elements_per_item(int k) {
+  TESSERA_REQUIRE(k >= 0, "fem::H1Operator: elements per item must be >= 0 (0: automatic), got ", k);
+  opt_.elements_per_item = k;
+  for (Part& p : parts_) p.interp.set_elements_per_item(k);
 }
 
 std::string H1Operator::tuning_key(bool element) const {

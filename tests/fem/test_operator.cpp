@@ -1,5 +1,6 @@
 // Matrix-free mass and diffusion operators, their diagonals, CG with Dirichlet elimination.
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <numbers>
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "fem_test_util.hpp"
 #include "test_backends.hpp"
+#include "tessera/core/tuning.hpp"
 #include "tessera/fem/basis.hpp"
 #include "tessera/fem/operator.hpp"
 #include "tessera/fem/restriction.hpp"
@@ -415,6 +417,61 @@ TEST_P(OperatorTest, HighestOrdersIntegrateExactlyAndMatchTheSerialBackend) {
         for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], ys[i], tol) << "row " << i;
       }
   }
+}
+
+TEST_P(OperatorTest, TuningCacheChoosesElementsPerItemAndBlock) {
+  // `tessera tune operators` stores the fastest (elements per item, elements per block) pair
+  // under the operator's automatic key; a new operator of the same kind then walks that many
+  // elements per item, and an explicit option still wins. 3 per item is a count no rule
+  // chooses, so it can only come from the cache; the results must not depend on it.
+  const char* old = std::getenv("TESSERA_TUNING_CACHE");
+  const std::string saved = old ? old : "", path = ::testing::TempDir() + "tessera_operator_tuning_" +
+                                                      std::to_string(static_cast<int>(GetParam())) + ".json";
+  std::remove(path.c_str());
+  setenv("TESSERA_TUNING_CACHE", path.c_str(), 1);
+  tuning::reload();
+  const Mesh mesh = distorted_mesh("box:hex:3x3x2");
+  for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion}) {
+    SCOPED_TRACE(name(kind));
+    const H1Space space(mesh, 2, 1);
+    const H1Operator A0(space, kind, exec());
+    std::string src;
+    const int k0 = A0.elements_per_item(false, &src);
+    EXPECT_EQ(src, "heuristic");
+    EXPECT_NE(k0, 3);
+    EXPECT_TRUE(A0.tuning_key().ends_with("/kauto")) << A0.tuning_key();
+    tuning::store(tuning::device_key(exec()), {{A0.tuning_key(), tuning::Entry{2, 1.0, "2026-11-26", 3}}});
+    const H1Operator A1(space, kind, exec());
+    EXPECT_EQ(A1.elements_per_item(false, &src), 3);
+    EXPECT_EQ(src, "tuning cache");
+    EXPECT_EQ(A1.elements_per_block(false, &src), 2);
+    EXPECT_EQ(src, "tuning cache");
+    OperatorOptions opt;
+    opt.elements_per_item = 1;
+    const H1Operator A2(space, kind, exec(), opt);
+    EXPECT_EQ(A2.elements_per_item(false, &src), 1);
+    EXPECT_EQ(src, "option");
+    EXPECT_NE(A2.tuning_key(), A0.tuning_key());  // the cache's pair was measured for another count
+    const auto xh = random_vector(std::size_t(space.num_dofs()), 11);
+    auto x = Array<double, 1>::from("x", std::span<const double>(xh), exec().space());
+    std::vector<std::vector<double>> ys;
+    for (const H1Operator* A : {&A0, &A1, &A2}) {
+      Array<double, 1> y("y", {space.num_dofs()}, exec().space());
+      y.fill(std::nan(""));
+      A->apply(x.cview(), y.view());
+      ys.push_back(to_vector(y));
+    }
+    // the same element contributions, summed in another order
+    const double tol = 1e-13 * std::max(1.0, max_abs(ys[0]));
+    for (std::size_t i = 0; i < ys[0].size(); ++i) {
+      ASSERT_NEAR(ys[1][i], ys[0][i], tol) << "row " << i;
+      ASSERT_NEAR(ys[2][i], ys[0][i], tol) << "row " << i;
+    }
+  }
+  if (old) setenv("TESSERA_TUNING_CACHE", saved.c_str(), 1);
+  else unsetenv("TESSERA_TUNING_CACHE");
+  tuning::reload();
+  std::remove(path.c_str());
 }
 
 TEST_P(OperatorTest, RejectsGaussLobattoCollocatedMass) {

@@ -8,7 +8,9 @@
 ///     {"format": "tessera-tuning-1",
 ///      "devices": {"NVIDIA H100 80GB HBM3": {
 ///          "interpolate/hexahedron/p3/q64/c1/values/element-major/on-the-fly":
-///              {"elements_per_block": 4, "time_ms": 0.21, "date": "2026-11-21"}}}}
+///              {"elements_per_block": 4, "time_ms": 0.21, "date": "2026-11-21"},
+///          "operator/hexahedron/p4/q216/c1/diffusion/stored/global/kauto":
+///              {"elements_per_block": 7, "elements_per_item": 1, "time_ms": 0.8, "date": "2026-11-26"}}}}
 ///
 /// Location: the environment variable TESSERA_TUNING_CACHE when set (an empty value turns
 /// the cache off), else $XDG_CACHE_HOME/tessera/tuning.json, else
@@ -28,6 +30,9 @@ struct Entry {
   int elements_per_block = 0;
   double time_ms = 0;
   std::string date;
+  /// Elements each thread group walks one after the other, where the tuner chose that too
+  /// (the fused operators; 0: not part of the entry, the kernel's own choice applies).
+  int elements_per_item = 0;
 };
 
 /// The cache file in use ("" when the cache is turned off).

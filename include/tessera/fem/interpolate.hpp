@@ -236,13 +236,20 @@ class Interpolator {
   int max_elements_per_block(Eval what, bool transpose) const;
 
   /// Fused operators: the tuning-cache key, e.g.
-  /// "operator/hexahedron/p3/q125/c1/diffusion/stored/global/k8"; the elements per block a call
-  /// with epb <= 0 uses (tuning cache, else about 256 threads per block; reduced to fit) and
-  /// where it came from; the largest that fits; the shared bytes of one block.
+  /// "operator/hexahedron/p3/q125/c1/diffusion/stored/global/kauto" ("/k<n>" when the options
+  /// fix the elements per item); the elements per item a call uses (the option; else the
+  /// tuning cache's choice where `tessera tune operators` made one; else the kernel's rule,
+  /// operator_chunk) and the elements per block a call with epb <= 0 uses (tuning cache, else
+  /// about 256 threads per block; reduced to fit), each with where it came from; the largest
+  /// elements per block that fits; the shared bytes of one block.
   std::string operator_key(bool diffusion, bool on_the_fly, bool element) const;
+  int operator_elements_per_item(bool diffusion, bool on_the_fly, bool element, std::string* source = nullptr) const;
   int operator_elements_per_block(bool diffusion, bool on_the_fly, bool element, std::string* source = nullptr) const;
-  int max_operator_elements_per_block(bool diffusion, bool on_the_fly) const;
-  std::size_t operator_shared_bytes(bool diffusion, bool on_the_fly, int epb) const;
+  int max_operator_elements_per_block(bool diffusion, bool on_the_fly, bool element = false) const;
+  std::size_t operator_shared_bytes(bool diffusion, bool on_the_fly, int epb, bool element = false) const;
+  /// Fixes the elements per item of every later call (InterpolatorOptions::elements_per_item;
+  /// 0: automatic again) and forgets the choices made so far.
+  void set_elements_per_item(int k);
 
  private:
   void check_what(Eval what, const char* where) const;
@@ -254,9 +261,10 @@ class Interpolator {
   void run_operator(bool diffusion, const double* qdata, const double* x, double* y, bool element, int epb) const;
   /// The operator kernel's threads per element and shared memory (per element, common) for a
   /// launch of epb elements per block (the one-thread-per-element kernel's common rows grow with it).
-  Dim3 operator_shape(bool diffusion, bool on_the_fly, std::size_t* item, std::size_t* common, int epb = 1) const;
-  /// Elements per item of the operator kernels: chunk(), 1 for the one-thread-per-element kernel,
-  /// at most 2 for stored diffusion on hexahedra with p <= 3 on the GPU.
+  Dim3 operator_shape(bool diffusion, bool on_the_fly, bool element, std::size_t* item, std::size_t* common,
+                      int epb = 1) const;
+  /// The operator kernels' own rule for the elements per item: chunk(), 1 for the one-thread-
+  /// per-element kernel, at most 2 for stored diffusion on hexahedra with p <= 3 on the GPU.
   int operator_chunk(bool diffusion, bool on_the_fly) const;
   void fill_args(interp_detail::Args& a) const;
   /// Elements per item of the forward kernels: the option, else 512 / nodes per element in
@@ -295,6 +303,8 @@ class Interpolator {
   mutable std::array<std::string, 16> epb_source_;   // where each choice came from
   mutable std::array<int, 8> op_epb_{};              // fused operators, by (diffusion, on the fly, element)
   mutable std::array<std::string, 8> op_epb_source_;
+  mutable std::array<int, 8> op_k_{};                // fused operators: elements per item, by the same
+  mutable std::array<std::string, 8> op_k_source_;
 };
 
 /// Convenience: interpolation of u on the elements of geometry g of `space` at the points of

@@ -56,7 +56,9 @@ struct OperatorOptions {
   /// operators`), else about 256 threads per block, reduced to fit shared memory.
   int elements_per_block = 0;
   /// Fused kernels: elements each thread group processes one after the other, prefetching
-  /// the next one's gather (InterpolatorOptions::elements_per_item; 0: 512 / nodes, 1..8).
+  /// the next one's gather (InterpolatorOptions::elements_per_item); 0 = the tuning cache's
+  /// choice where `tessera tune operators` made one, else 512 / nodes in 1..8 (at most 2 for
+  /// stored diffusion on hexahedra with p <= 3 on the GPU).
   int elements_per_item = 0;
 };
 
@@ -88,13 +90,17 @@ class H1Operator {
   /// scatter). Meshes of quadrilaterals or hexahedra only, with the fused kernels.
   void apply_element(View<const double, 3> xe, View<double, 3> ye) const;
   /// Fused kernels (the first quadrilateral or hexahedron part; 0 / "" without one): the
-  /// elements per block an apply (element = false) or apply_element uses and where the choice
-  /// came from ("option", "tuning cache", "heuristic"), the largest that fits, and the
-  /// tuning-cache key. set_elements_per_block(0) returns to the automatic choice.
+  /// elements per block and per item an apply (element = false) or apply_element uses and
+  /// where each choice came from ("option", "tuning cache", "heuristic"; per item also "one
+  /// thread per element"), the largest elements per block that fits, and the tuning-cache
+  /// key. set_elements_per_block(0) and set_elements_per_item(0) return to the automatic
+  /// choices; a new elements per item also resets the automatic elements per block.
   int elements_per_block(bool element = false, std::string* source = nullptr) const;
-  int max_elements_per_block() const;
+  int elements_per_item(bool element = false, std::string* source = nullptr) const;
+  int max_elements_per_block(bool element = false) const;
   std::string tuning_key(bool element = false) const;
   void set_elements_per_block(int epb);
+  void set_elements_per_item(int k);
   /// The diagonal of A (computed element by element from the basis tables, not assembled).
   Array<double, 1> diagonal() const;
 
