@@ -594,9 +594,15 @@ int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
   // 1.11x, BP4 and BP6 p = 2, 3 1.10-1.53x; BP5 p = 2 0.98x (leaving the points-at-the-nodes
   // case at p = 2 out cost BP6 p = 2 14%), and on the fly 2 lost up to 4%
   // (docs/benchmarks/operators.md)
+  // And with Gauss points at p = 4 (125 nodes): 1, since the line kernel's buffers were
+  // merged (d01f151) 4 per item left 2 blocks of 7 elements per SM where 1 per item fits 3:
+  // H200, same run, BP3 4 per item 0.97x of the tree before the merge, 1 per item 1.17x of 4
+  // (with the points at the nodes, BP5, 1 per item was 0.98x of 4: left at 4).
   if (diffusion && !on_the_fly && exec_.on_device() && geom_ == Geometry::Hexahedron &&
-      opt_.elements_per_item == 0 && nd_ <= 64)
-    return std::min(2, chunk());
+      opt_.elements_per_item == 0) {
+    if (nd_ <= 64) return std::min(2, chunk());
+    if (nd_ <= 125 && !nodal_points_) return 1;
+  }
   return chunk();
 }
 

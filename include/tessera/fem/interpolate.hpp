@@ -264,7 +264,8 @@ class Interpolator {
   Dim3 operator_shape(bool diffusion, bool on_the_fly, bool element, std::size_t* item, std::size_t* common,
                       int epb = 1) const;
   /// The operator kernels' own rule for the elements per item: chunk(), 1 for the one-thread-
-  /// per-element kernel, at most 2 for stored diffusion on hexahedra with p <= 3 on the GPU.
+  /// per-element kernel, for stored diffusion on hexahedra on the GPU at most 2 with p <= 3 and
+  /// 1 with Gauss points at p = 4.
   int operator_chunk(bool diffusion, bool on_the_fly) const;
   void fill_args(interp_detail::Args& a) const;
   /// Elements per item of the forward kernels: the option, else 512 / nodes per element in

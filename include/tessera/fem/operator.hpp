@@ -57,8 +57,8 @@ struct OperatorOptions {
   int elements_per_block = 0;
   /// Fused kernels: elements each thread group processes one after the other, prefetching
   /// the next one's gather (InterpolatorOptions::elements_per_item); 0 = the tuning cache's
-  /// choice where `tessera tune operators` made one, else 512 / nodes in 1..8 (at most 2 for
-  /// stored diffusion on hexahedra with p <= 3 on the GPU).
+  /// choice where `tessera tune operators` made one, else 512 / nodes in 1..8 (for stored
+  /// diffusion on hexahedra on the GPU at most 2 with p <= 3, 1 with Gauss points at p = 4).
   int elements_per_item = 0;
 };
 
