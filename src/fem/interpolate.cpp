@@ -567,6 +567,7 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
   // (docs/benchmarks/operators.md). The kernels that do not prefetch ignore the flag.
   a.prefetch_qdata = diffusion && !a.on_the_fly && !nodal_points_ && geom_ == Geometry::Hexahedron &&
                      exec_.on_device() && sizeof(double) * 6 * std::size_t(nq_) >= kPrefetchBytes;
+  a.merged_lines = operator_merged_lines();
   a.chunk = operator_elements_per_item(diffusion, a.on_the_fly, element);
   if (epb <= 0) epb = operator_elements_per_block(diffusion, a.on_the_fly, element);
   TESSERA_REQUIRE(epb >= 1, "fem::Interpolator::apply_operator: elements per block must be >= 1, got ", epb);
@@ -604,6 +605,14 @@ int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
     if (nd_ <= 125 && !nodal_points_) return 1;
   }
   return chunk();
+}
+
+bool Interpolator::operator_merged_lines() const {
+  // From 6 points per direction. Same runs against separate T2 buffers (8M DOFs, stored unless
+  // noted): H100 BP3 p = 4 1.20x, p = 10 1.12x, on the fly p = 9, 10 1.11x, 1.15x, BP4 p = 4, 6
+  // 1.11x, 1.09x, BP3 p = 9 0.95x (H200: 1.13x); at p = 3 (5 points) BP4 0.92x
+  // (docs/benchmarks/operators.md)
+  return nq1_ >= 6;
 }
 
 int Interpolator::operator_elements_per_item(bool diffusion, bool on_the_fly, bool element,
@@ -678,7 +687,9 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
       const int U = ia::operator_bound(geom_, n1, m1) + 1, pts = m1 * m1 * ia::line_row(m1);
       c.add<double>(on_the_fly ? m1 : 0);
       it.add<int>(k * nd_).add<double>(ia::gather_buffers(k, comps_) * (nodal ? m1 * m1 * U : nd_))
-          .add<double>(nodal ? 0 : pts).add<double>(3 * pts).add<double>(nx).add<double>(on_the_fly ? 8 * 3 : 0);
+          .add<double>(nodal ? 0 : pts).add<double>(3 * pts)
+          .add<double>(nodal || operator_merged_lines() ? 0 : m1 * m1 * ia::line_row(n1))
+          .add<double>(nx).add<double>(on_the_fly ? 8 * 3 : 0);
     } else if (rows.lines) {  // hex_mass_lines
       c.add<double>(on_the_fly ? m1 : 0).add<double>(on_the_fly ? m1 * m1 * ia::line_row(m1) : 0);
       it.add<int>(k * nd_).add<double>(ub).add<double>(m1 * n1 * n1).add<double>(m1 * m1 * ia::line_row(n1))

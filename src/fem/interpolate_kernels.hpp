@@ -60,6 +60,7 @@ struct Args {
   double* y_out = nullptr;        // fused operators: global vector accumulated into
   bool concurrent = true;         // fused operators: atomic additions needed (not on the serial backend)
   bool prefetch_qdata = false;    // fused operators: each element's stored data into L2 a step ahead
+  bool merged_lines = false;      // fused operators: hex_diffusion_lines keeps T2 in dead buffers
   const double* u = nullptr;    // forward: global vector
   double* e_out = nullptr;      // transpose: E-vector (ne, comps, nd)
   PointMap v, rg, pg;           // values, reference gradients, gradients

@@ -960,15 +960,19 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
   auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
   auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * (Nodal ? m1 * m1 * U : nd));
-  // Gauss points: four buffers of np entries, X and G0..G2 (G), hold every stage's data, each
-  // buffer reused once it is dead (np >= m1 m1 Rn >= m1 n1 n1):
-  //   forward:    u -> T1 (X) -> T2 (G1) -> V (X) and G0 -> G1, G2 (from V)
-  //   transposed: G0..G2 -> T2 (X) -> T1 (G0) -> scattered
-  // Three separate buffers for T1, T2 and V cost up to half as many again (p = 10: 3 blocks of
-  // 144 threads per SM fit in the SM's shared memory instead of 2).
+  // Gauss points: the buffers X (np entries), G0..G2 (G, np each) and, unless a.merged_lines,
+  // T2s (m1 m1 Rn) hold every stage's data, each reused once it is dead (np >= m1 m1 Rn >= m1
+  // n1 n1):
+  //   forward:    u -> T1 (X) -> T2 (T2s, merged: G1) -> V (X) and G0 -> G1, G2 (from V)
+  //   transposed: G0..G2 -> T2 (T2s, merged: X) -> T1 (X, merged: G0) -> scattered
+  // Merged, an item needs m1 m1 Rn doubles less (Interpolator::operator_shape sizes both).
   auto X = ctx.shared_item<double>(Nodal ? 0 : np);
   auto G = ctx.shared_item<double>(3 * np);
+  auto T2s = ctx.shared_item<double>(Nodal || a.merged_lines ? 0 : m1 * m1 * Rn);
   double* const V = X.data();
+  double* const T2f = a.merged_lines ? G.data() + np : T2s.data();  // forward T2
+  double* const T2t = a.merged_lines ? X.data() : T2s.data();       // transposed T2
+  double* const T1t = a.merged_lines ? G.data() : X.data();         // transposed T1
   auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
   auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);
   if constexpr (OnTheFly)
@@ -978,7 +982,7 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
     const double* Vp = u;  // the point values, rows of vr
     int vr = U;
     if constexpr (!Nodal) {
-      double* const T2 = G.data() + np;
+      double* const T2 = T2f;
       lines_forward_zy<MaxN>(ctx, a, valid, t, u, X.data(), T2, Rn);
       ctx.sync();
       if (valid)  // x: V(qz, qy, qx), and its x derivative into G0; lines (qz, qy)
@@ -1054,10 +1058,10 @@ TESSERA_INTERP_UNROLL
               g.hi[qx] += G[np + top - qx] + G[2 * np + top - qx];
             }
             in.set(g.lo, g.hi);
-            pair_contract<1>(t.Bt, in).store(&X[(qz * m1 + qy) * Rn], 1, n1);
+            pair_contract<1>(t.Bt, in).store(&T2t[(qz * m1 + qy) * Rn], 1, n1);
           }
       ctx.sync();
-      lines_transpose_yz<MaxN>(ctx, a, valid, t, X.data(), G.data(), Rn, el_idxs, e, c);
+      lines_transpose_yz<MaxN>(ctx, a, valid, t, T2t, T1t, Rn, el_idxs, e, c);
     }
   }, [&](int, int c, index_t e) {
     // the element's 6 numbers per point, read at the D G stage, reach L2 during the previous

@@ -267,6 +267,9 @@ class Interpolator {
   /// per-element kernel, for stored diffusion on hexahedra on the GPU at most 2 with p <= 3 and
   /// 1 with Gauss points at p = 4.
   int operator_chunk(bool diffusion, bool on_the_fly) const;
+  /// Whether the hexahedron Gauss diffusion line kernel keeps its T2 stage in buffers that are
+  /// dead at the time (Args::merged_lines) instead of one of its own.
+  bool operator_merged_lines() const;
   void fill_args(interp_detail::Args& a) const;
   /// Elements per item of the forward kernels: the option, else 512 / nodes per element in
   /// 1..8 (8 up to p = 3 hexahedra; large elements keep their index maps in shared memory small).
