@@ -604,6 +604,13 @@ int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
     if (nd_ <= 64) return std::min(2, chunk());
     if (nd_ <= 125 && !nodal_points_) return 1;
   }
+  // On the fly with Gauss points from p = 6 (343 nodes), scalar fields: 2, where 512 / nodes
+  // gives 1. H100, same run against 1: mass (BP1) p = 6..10 1.05-1.13x; diffusion (BP3) p = 6..8
+  // 1.04-1.09x but p = 9, 10 0.90-0.92x (the second gather buffer costs a block per SM), so
+  // diffusion stops at p = 8; with the points at the nodes (BP5) 0.97-1.03x: left at 1
+  if (on_the_fly && exec_.on_device() && geom_ == Geometry::Hexahedron && opt_.elements_per_item == 0 &&
+      !nodal_points_ && comps_ == 1 && nd_ >= 343 && (!diffusion || nd_ <= 729))
+    return 2;
   return chunk();
 }
 
