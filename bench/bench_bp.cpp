@@ -195,24 +195,21 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
             // the one --chunk fixes), the fastest pair stored under the automatic key
             std::ostringstream row;
             double best_ms = 1e300;
-            int best = 1, best_k = 0;
             std::string was_src, was_k_src;
             const int was = A.elements_per_block(opt.element, &was_src);
-            const int was_k = A.elements_per_item(opt.element, &was_k_src);
-            std::vector<int> ks;
-            if (opt.chunk > 0) ks.push_back(opt.chunk);
-            else
-              for (int k : {1, 2, 4, 8}) {
-                A.set_elements_per_item(k);
-                if (A.elements_per_item(opt.element) == k) ks.push_back(k);  // else the kernel walks one
-              }
-            if (ks.empty()) ks.push_back(0);  // the one-thread-per-element kernel: its own count
-            for (int k : ks) {
+            const int was_k = A.elements_per_item(opt.element, &was_k_src);  // --chunk where given
+            int best = was, best_k = was_k;
+            const auto timed = [&](int k, int b) {
+              A.set_elements_per_item(k);
+              A.set_elements_per_block(b);
+              return time_median(exec, opt.reps, apply);
+            };
+            for (int k : opt.chunk > 0 ? std::vector<int>{opt.chunk} : std::vector<int>{1, 2, 4, 8}) {
               A.set_elements_per_item(k);
               const int kk = A.elements_per_item(opt.element);
+              if (kk != k && opt.chunk == 0) continue;  // the kernel walks its own count (k = 1 times it)
               for (int b : sweep_values(A.max_elements_per_block(opt.element))) {
-                A.set_elements_per_block(b);
-                const double t = time_median(exec, opt.reps, apply);
+                const double t = timed(k, b);
                 row << (row.tellp() > 0 ? ", " : "") << kk << "x" << b << ": " << std::setprecision(3) << t;
                 if (t < best_ms) {
                   best_ms = t;
@@ -224,15 +221,10 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
             // The sweep's winner against the automatic choice once more, alternating, three
             // medians each: single sweeps picked pairs up to 8% slower than the automatic one
             // when run again (H200). The automatic pair stays unless the winner beats it by 1%.
-            if (best_k != (opt.chunk > 0 ? opt.chunk : was_k) || best != was) {
-              const auto timed = [&](int k, int b) {
-                A.set_elements_per_item(k);
-                A.set_elements_per_block(b);
-                return time_median(exec, opt.reps, apply);
-              };
+            if (best_k != was_k || best != was) {
               std::vector<double> tw, tb;
               for (int r = 0; r < 3; ++r) {
-                tw.push_back(timed(opt.chunk > 0 ? opt.chunk : was_k, was));
+                tw.push_back(timed(was_k, was));
                 tb.push_back(timed(best_k, best));
               }
               std::sort(tw.begin(), tw.end());
@@ -240,7 +232,7 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
               row << "; again " << best_k << "x" << best << ": " << std::setprecision(3) << tb[1] << " against "
                   << was_k << "x" << was << ": " << tw[1];
               if (tb[1] > 0.99 * tw[1]) {
-                best_k = opt.chunk > 0 ? opt.chunk : was_k;
+                best_k = was_k;
                 best = was;
                 best_ms = tw[1];
               } else {
@@ -251,12 +243,12 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
             A.set_elements_per_item(opt.chunk);  // the key the choice is stored under
             tuned[A.tuning_key(opt.element)] = tuning::Entry{best, best_ms, today(), opt.chunk > 0 ? 0 : best_k};
             out << "| " << pr.name() << " | " << p << " | " << gname << " | " << ne << " | " << ndofs << " | "
-                << row.str() << " | " << (best_k > 0 ? std::to_string(best_k) : std::string("1")) << "x" << best
+                << row.str() << " | " << best_k << "x" << best
                 << " | " << was_k << "x" << was << " (" << was_k_src << "; " << was_src << ") |\n";
             json.write({{"bench", "tune_operators"}, {"backend", to_string(exec.backend)}, {"device", describe(exec)},
                         {"problem", pr.name()}, {"order", p}, {"geometry", gname}, {"dofs", ndofs},
                         {"key", A.tuning_key(opt.element)}, {"best_elements_per_block", best},
-                        {"best_elements_per_item", best_k > 0 ? best_k : 1}, {"best_ms", best_ms},
+                        {"best_elements_per_item", best_k}, {"best_ms", best_ms},
                         {"was_elements_per_block", was}, {"was_elements_per_item", was_k}});
             continue;
           }

@@ -589,28 +589,23 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
 }
 
 int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
-  if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_)) return 1;
-  // Stored diffusion on hexahedra with at most 64 nodes (p <= 3), on the GPU: 2 elements per
-  // item, not 8. On the H100 (8M DOFs, same run) BP3 p = 2, 3 ran 1.14x faster, BP5 p = 3
-  // 1.11x, BP4 and BP6 p = 2, 3 1.10-1.53x; BP5 p = 2 0.98x (leaving the points-at-the-nodes
-  // case at p = 2 out cost BP6 p = 2 14%), and on the fly 2 lost up to 4%
-  // (docs/benchmarks/operators.md)
-  // And with Gauss points at p = 4 (125 nodes): 1, since the line kernel's buffers were
-  // merged (d01f151) 4 per item left 2 blocks of 7 elements per SM where 1 per item fits 3:
-  // H200, same run, BP3 4 per item 0.97x of the tree before the merge, 1 per item 1.17x of 4
-  // (with the points at the nodes, BP5, 1 per item was 0.98x of 4: left at 4).
-  if (diffusion && !on_the_fly && exec_.on_device() && geom_ == Geometry::Hexahedron &&
-      opt_.elements_per_item == 0) {
-    if (nd_ <= 64) return std::min(2, chunk());
-    if (nd_ <= 125 && !nodal_points_) return 1;
+  if (exec_.on_device() && geom_ == Geometry::Hexahedron) {
+    // Stored diffusion with at most 64 nodes (p <= 3): 2 elements per item, not 8. On the H100
+    // (8M DOFs, same run) BP3 p = 2, 3 ran 1.14x faster, BP5 p = 3 1.11x, BP4 and BP6 p = 2, 3
+    // 1.10-1.53x; BP5 p = 2 0.98x (leaving the points-at-the-nodes case at p = 2 out cost BP6
+    // p = 2 14%), and on the fly 2 lost up to 4%. With Gauss points at p = 4 (125 nodes): 1;
+    // since the line kernel's buffers were merged (d01f151) 4 per item left 2 blocks of 7
+    // elements per SM where 1 per item fits 3: H200, same run, BP3 4 per item 0.97x of the tree
+    // before the merge, 1 per item 1.17x of 4 (with the points at the nodes, BP5, 1 per item was
+    // 0.98x of 4: left at 4). (docs/benchmarks/operators.md)
+    if (diffusion && !on_the_fly && nd_ <= 64) return std::min(2, chunk());
+    if (diffusion && !on_the_fly && nd_ <= 125 && !nodal_points_) return 1;
+    // On the fly with Gauss points from p = 6 (343 nodes), scalar fields: 2, where 512 / nodes
+    // gives 1. H100, same run against 1: mass (BP1) p = 6..10 1.05-1.13x; diffusion (BP3) p =
+    // 6..8 1.04-1.09x but p = 9, 10 0.90-0.92x (the second gather buffer costs a block per SM),
+    // so diffusion stops at p = 8; with the points at the nodes (BP5) 0.97-1.03x: left at 1
+    if (on_the_fly && !nodal_points_ && comps_ == 1 && nd_ >= 343 && (!diffusion || nd_ <= 729)) return 2;
   }
-  // On the fly with Gauss points from p = 6 (343 nodes), scalar fields: 2, where 512 / nodes
-  // gives 1. H100, same run against 1: mass (BP1) p = 6..10 1.05-1.13x; diffusion (BP3) p = 6..8
-  // 1.04-1.09x but p = 9, 10 0.90-0.92x (the second gather buffer costs a block per SM), so
-  // diffusion stops at p = 8; with the points at the nodes (BP5) 0.97-1.03x: left at 1
-  if (on_the_fly && exec_.on_device() && geom_ == Geometry::Hexahedron && opt_.elements_per_item == 0 &&
-      !nodal_points_ && comps_ == 1 && nd_ >= 343 && (!diffusion || nd_ <= 729))
-    return 2;
   return chunk();
 }
 
@@ -626,16 +621,22 @@ int Interpolator::operator_elements_per_item(bool diffusion, bool on_the_fly, bo
                                              std::string* source) const {
   const int slot = (diffusion ? 4 : 0) + (on_the_fly ? 2 : 0) + (element ? 1 : 0);
   if (op_k_[slot] == 0) {
-    std::string src = opt_.elements_per_item > 0 ? "option" : "heuristic";
-    int k = operator_chunk(diffusion, on_the_fly);  // the option where set
+    // the option, else the tuning cache's choice, else the kernels' rule (operator_chunk)
+    int k = opt_.elements_per_item;
+    std::string src = "option";
     if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_)) {
+      k = 1;
       src = "one thread per element";
-    } else if (opt_.elements_per_item == 0 && opt_.use_tuning_cache) {
+    } else if (k == 0 && opt_.use_tuning_cache) {
       const auto e = tuning::lookup(tuning::device_key(exec_), operator_key(diffusion, on_the_fly, element));
       if (e && e->elements_per_item > 0) {
         k = e->elements_per_item;
         src = "tuning cache";
       }
+    }
+    if (k == 0) {
+      k = operator_chunk(diffusion, on_the_fly);
+      src = "heuristic";
     }
     op_k_[slot] = k;
     op_k_source_[slot] = src;

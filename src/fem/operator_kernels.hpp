@@ -982,14 +982,13 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
     const double* Vp = u;  // the point values, rows of vr
     int vr = U;
     if constexpr (!Nodal) {
-      double* const T2 = T2f;
-      lines_forward_zy<MaxN>(ctx, a, valid, t, u, X.data(), T2, Rn);
+      lines_forward_zy<MaxN>(ctx, a, valid, t, u, X.data(), T2f, Rn);
       ctx.sync();
       if (valid)  // x: V(qz, qy, qx), and its x derivative into G0; lines (qz, qy)
         for (int qz : ctx.threads_y(m1))
           for (int qy : ctx.threads_x(m1)) {
             LinePairs<MaxN> in;
-            in.load(&T2[(qz * m1 + qy) * Rn], 1, n1);
+            in.load(&T2f[(qz * m1 + qy) * Rn], 1, n1);
             const auto v = pair_contract<1>(t.Bf, in);
             v.store(&V[(qz * m1 + qy) * R], 1, m1);
             in.set(v.lo, v.hi);  // the values' pairs (past m1 zeros: the tables' zeros)

@@ -263,10 +263,10 @@ class Interpolator {
   /// launch of epb elements per block (the one-thread-per-element kernel's common rows grow with it).
   Dim3 operator_shape(bool diffusion, bool on_the_fly, bool element, std::size_t* item, std::size_t* common,
                       int epb = 1) const;
-  /// The operator kernels' own rule for the elements per item: chunk(), 1 for the one-thread-
-  /// per-element kernel, for stored diffusion on hexahedra on the GPU at most 2 with p <= 3 and
-  /// 1 with Gauss points at p = 4, and 2 on the fly with Gauss points and scalar fields from
-  /// p = 6 (diffusion up to p = 8).
+  /// The operator kernels' rule for the elements per item where neither the option nor the
+  /// tuning cache sets it: chunk(), except on hexahedra on the GPU: stored diffusion at most 2
+  /// with p <= 3 and 1 with Gauss points at p = 4, and 2 on the fly with Gauss points and
+  /// scalar fields from p = 6 (diffusion up to p = 8).
   int operator_chunk(bool diffusion, bool on_the_fly) const;
   /// Whether the hexahedron Gauss diffusion line kernel keeps its T2 stage in buffers that are
   /// dead at the time (Args::merged_lines) instead of one of its own.
