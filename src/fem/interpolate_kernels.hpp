@@ -314,7 +314,7 @@ TESSERA_HOST_DEVICE void pipelined_steps(TeamContext& ctx, const Args& a, View<i
   load_item_maps(ctx, a, it, idxs, Xs);
   const int steps = a.chunk * a.comps;
   const auto issue = [&](int st) {
-    const int k = st / a.comps, c = st - k * a.comps;
+    const int k = a.comps == 1 ? st : st / a.comps, c = st - k * a.comps;  // no division for scalars
     if (k < it.count) {
       if (a.idx)
         for (int n : ctx.item_threads(nd))
@@ -331,7 +331,7 @@ TESSERA_HOST_DEVICE void pipelined_steps(TeamContext& ctx, const Args& a, View<i
     if (st + 1 < steps) issue(st + 1);
     async_wait(st + 1 < steps);
     ctx.sync();
-    const int el = st / a.comps, c = st - el * a.comps;
+    const int el = a.comps == 1 ? st : st / a.comps, c = st - el * a.comps;
     step(el < it.count, it.first + el, c, &ub[(st & 1) * slot], Xs.size() ? &Xs[el * a.nv * a.sdim] : nullptr);
   }
 }

@@ -79,14 +79,16 @@ void cuda_forall(const char* label, const Exec& exec, index_t n, const F& f) {
   cuda_check_launch(label);
 }
 
-/// This thread's place in a flat block: thread bt = x + tx * (y + ty * (z + tz * local)), the
-/// warp layout of a (tx, ty, tz * items) block without blockDim.z's limit of 64 (2x3x4 threads
-/// x 32 items).
+/// This thread's place in a block: thread bt = x + tx * (y + ty * (z + tz * local)), the warp
+/// layout of a (tx, ty, tz * items) block. team_block_dim launches that shape as a 3-D block
+/// when blockDim.z's limit of 64 allows (then the coordinates are threadIdx's, with no integer
+/// division, which costs about 25 instructions each at run-time divisors: 4-6% of a line
+/// kernel's instructions at one element per warp pair), else as a flat block of bt (2x3x4
+/// threads x 32 items) that the kernel divides out.
 struct TeamThread {
   int x, y, z, local, bt;
 };
-__device__ inline TeamThread team_thread(const TeamParams& p) {
-  const int bt = static_cast<int>(threadIdx.x);
+__device__ inline TeamThread team_thread_flat(const TeamParams& p, int bt) {
   int rest = bt / p.tx;
   const int x = bt - rest * p.tx;
   const int y = rest % p.ty;
@@ -94,12 +96,31 @@ __device__ inline TeamThread team_thread(const TeamParams& p) {
   const int z = rest % p.tz;
   return {x, y, z, rest / p.tz, bt};
 }
+__device__ inline TeamThread team_thread(const TeamParams& p) {
+  if (blockDim.x == static_cast<unsigned>(p.tx)) {  // 3-D; a flat block of one item thread row agrees
+    const int x = static_cast<int>(threadIdx.x), y = static_cast<int>(threadIdx.y), zl = static_cast<int>(threadIdx.z);
+    const int bt = x + p.tx * (y + p.ty * zl);
+    if (p.tz == 1) return {x, y, 0, zl, bt};
+    const int local = zl / p.tz;
+    return {x, y, zl - local * p.tz, local, bt};
+  }
+  return team_thread_flat(p, static_cast<int>(threadIdx.x));
+}
+/// The block shape of a team launch of `threads` threads (see team_thread).
+inline dim3 team_block_dim(const Teams& t, long long threads) {
+  const long long zl = 1LL * t.threads.z * t.items_per_block;
+  if (zl <= 64) return dim3(static_cast<unsigned>(t.threads.x), static_cast<unsigned>(t.threads.y),
+                            static_cast<unsigned>(zl));
+  return dim3(static_cast<unsigned>(threads));
+}
+/// Threads of this block.
+__device__ inline int team_block_size() { return static_cast<int>(blockDim.x * blockDim.y * blockDim.z); }
 
 template <class F>
 __device__ inline void team_body(const TeamParams& p, const F& f) {
   extern __shared__ __align__(128) unsigned char tessera_team_smem[];
   const TeamThread t = team_thread(p);
-  TeamContext ctx(p, tessera_team_smem, blockIdx.x, t.local, t.x, t.y, t.z, t.bt, static_cast<int>(blockDim.x));
+  TeamContext ctx(p, tessera_team_smem, blockIdx.x, t.local, t.x, t.y, t.z, t.bt, team_block_size());
   f(ctx);
 }
 
@@ -116,10 +137,12 @@ __global__ void team_kernel(TeamParams p, F f) {
 template <class F>
 __global__ void team_kernel_spilled(TeamParams p, F f, unsigned char* items, index_t blocks) {
   extern __shared__ __align__(128) unsigned char tessera_team_smem[];
-  const TeamThread t = team_thread(p);
+  // always a flat block: the kernels that spill (p >= 13 operators) need 324+ threads per item,
+  // and the 3-D path's extra code took one of them from 167 to 204 registers, below that count
+  const TeamThread t = team_thread_flat(p, static_cast<int>(threadIdx.x));
   unsigned char* mine = items + static_cast<std::size_t>(blockIdx.x) * p.items_per_block * p.item_bytes;
   for (index_t b = blockIdx.x; b < blocks; b += gridDim.x) {
-    TeamContext ctx(p, tessera_team_smem, mine, false, b, t.local, t.x, t.y, t.z, t.bt, static_cast<int>(blockDim.x));
+    TeamContext ctx(p, tessera_team_smem, mine, false, b, t.local, t.x, t.y, t.z, t.bt, team_block_size());
     f(ctx);
     __syncthreads();  // the next block's item may overwrite what a slower thread still reads
   }
@@ -234,7 +257,7 @@ void cuda_team_launch(const char* label, const Teams& t, const F& f) {
   check_team_threads(label, t, threads, state.max_threads, dev);
   prepare_team_kernel(state, kernel, smem);
   CudaLaunchScope scope(label);
-  kernel<<<static_cast<unsigned>(blocks), static_cast<unsigned>(threads), smem>>>(p, f);
+  kernel<<<static_cast<unsigned>(blocks), team_block_dim(t, threads), smem>>>(p, f);
   cuda_check_launch(label);
 }
 
