@@ -600,6 +600,7 @@ int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
     // 0.98x of 4: left at 4). (docs/benchmarks/operators.md)
     if (diffusion && !on_the_fly && nd_ <= 64) return std::min(2, chunk());
     if (diffusion && !on_the_fly && nd_ <= 125 && !nodal_points_) return 1;
+    if (single_nodal_diffusion(diffusion, on_the_fly)) return 1;
     // On the fly with Gauss points from p = 6 (343 nodes), scalar fields: 2, where 512 / nodes
     // gives 1. H100, same run against 1: mass (BP1) p = 6..10 1.05-1.13x; diffusion (BP3) p =
     // 6..8 1.04-1.09x but p = 9, 10 0.90-0.92x (the second gather buffer costs a block per SM),
@@ -607,6 +608,16 @@ int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
     if (on_the_fly && !nodal_points_ && comps_ == 1 && nd_ >= 343 && (!diffusion || nd_ <= 729)) return 2;
   }
   return chunk();
+}
+
+bool Interpolator::single_nodal_diffusion(bool diffusion, bool on_the_fly) const {
+  // Stored diffusion with the points at the nodes, scalar, p = 4, 5 (125 and 216 nodes): 1
+  // element per item, 2 per block. H100, same run, 8M DOFs, against the rules before (5 per
+  // block, 4 per item at p = 4; 7 and 2 at p = 5): BP5 p = 4 1.10x, p = 5 1.18x; 1 per item
+  // gained 1.05-1.18x with any of 1, 2, 3, 4, 6 per block, 2 per item at most 1.08x, and the
+  // tuner picked 1 per item for both on the H100 and the H200 (docs/benchmarks/operators.md)
+  return exec_.on_device() && geom_ == Geometry::Hexahedron && diffusion && !on_the_fly && nodal_points_ &&
+         comps_ == 1 && nd_ >= 125 && nd_ <= 216;
 }
 
 bool Interpolator::operator_merged_lines() const {
@@ -777,6 +788,9 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
     want = exec_.on_device() ? std::clamp(static_cast<int>(32768 / row) / 32 * 32, 32, 128) : 64;
   } else if (ia::operator_matmul(geom_, diffusion, nd1_, nq1_)) {
     want = 2;  // two warps per element; 1-2 measured fastest on the H100 (p = 2..8)
+  } else if (single_nodal_diffusion(diffusion, on_the_fly) &&
+             operator_elements_per_item(diffusion, on_the_fly, element) == 1) {
+    want = 2;  // with its rule of 1 per item (single_nodal_diffusion)
   } else if (exec_.on_device() && (bound == 4 || bound == 6) && per >= 8 && per < 32) {
     while (want < 16 && 5 * want * per < 4 * 32 * ((want * per + 31) / 32)) ++want;
   } else {
