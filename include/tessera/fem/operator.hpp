@@ -58,7 +58,8 @@ struct OperatorOptions {
   /// Fused kernels: elements each thread group processes one after the other, prefetching
   /// the next one's gather (InterpolatorOptions::elements_per_item); 0 = the tuning cache's
   /// choice where `tessera tune operators` made one, else 512 / nodes in 1..8 (on hexahedra on
-  /// the GPU: stored diffusion at most 2 with p <= 3, 1 with Gauss points at p = 4; on the fly
+  /// the GPU: stored diffusion at most 2 with p <= 3, 1 with Gauss points at p = 4, 1 for one
+  /// component with Gauss-Lobatto points at p = 4, 5 (then 2 elements per block); on the fly
   /// with Gauss points and one component 2 from p = 6, for diffusion up to p = 8).
   int elements_per_item = 0;
 };
