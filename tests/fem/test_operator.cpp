@@ -1,4 +1,5 @@
 // Matrix-free mass and diffusion operators, their diagonals, CG with Dirichlet elimination.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
