@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -146,6 +147,51 @@ double max_abs(const std::vector<double>& v) {
   double m = 0;
   for (double x : v) m = std::max(m, std::abs(x));
   return m;
+}
+
+/// Sets an environment variable for a scope and restores it at its end, also when an assertion
+/// returns early. `tuning`: the variable is TESSERA_TUNING_CACHE, re-read at each change.
+class ScopedEnv {
+ public:
+  explicit ScopedEnv(const char* name, bool tuning = false) : name_(name), tuning_(tuning) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (old) old_ = old;
+  }
+  void set(const std::string& value) {
+    setenv(name_, value.c_str(), 1);
+    if (tuning_) tuning::reload();
+  }
+  ~ScopedEnv() {
+    if (had_) setenv(name_, old_.c_str(), 1);
+    else unsetenv(name_);
+    if (tuning_) tuning::reload();
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  bool tuning_, had_ = false;
+  std::string old_;
+};
+
+/// Applies each operator to the same random vector (seed); every result must equal the first's:
+/// the same element contributions summed in another order (roundoff ~1e-15 of the largest entry).
+void expect_same_applies(const H1Space& space, const Exec& exec, std::initializer_list<const H1Operator*> ops,
+                         unsigned seed) {
+  const auto xh = random_vector(std::size_t(space.num_dofs()), seed);
+  auto x = Array<double, 1>::from("x", std::span<const double>(xh), exec.space());
+  std::vector<std::vector<double>> ys;
+  for (const H1Operator* A : ops) {
+    Array<double, 1> y("y", {space.num_dofs()}, exec.space());
+    y.fill(std::nan(""));
+    A->apply(x.cview(), y.view());
+    ys.push_back(to_vector(y));
+  }
+  const double tol = 1e-13 * std::max(1.0, max_abs(ys[0]));
+  for (std::size_t k = 1; k < ys.size(); ++k)
+    for (std::size_t i = 0; i < ys[0].size(); ++i) ASSERT_NEAR(ys[k][i], ys[0][i], tol) << "operator " << k << ", row " << i;
 }
 
 }  // namespace
@@ -335,8 +381,7 @@ TEST_P(OperatorTest, HexahedronMassByLinesAndByMatrixProductsEqualAssembled) {
   // the fly on a trilinear mesh (distorted_mesh), and a Gauss rule with fewer points than
   // q = p + 2 (degree 2p: q = p + 1).
   const Mesh mesh = distorted_mesh("box:hex:2x2x1");
-  const char* saved = std::getenv("TESSERA_OPERATOR_MATMUL");
-  const std::string restore = saved ? saved : "";
+  ScopedEnv matmul("TESSERA_OPERATOR_MATMUL");
   struct Case {
     int p, degree, comps;
   };
@@ -348,7 +393,7 @@ TEST_P(OperatorTest, HexahedronMassByLinesAndByMatrixProductsEqualAssembled) {
 #endif
         SCOPED_TRACE(std::string("TESSERA_OPERATOR_MATMUL=") + mode + " p=" + std::to_string(k.p) + " degree " +
                      std::to_string(k.degree) + " c=" + std::to_string(k.comps) + " " + name(gs));
-        setenv("TESSERA_OPERATOR_MATMUL", mode, 1);
+        matmul.set(mode);
         const H1Space space(mesh, k.p, k.comps);
         OperatorOptions opt;
         opt.degree = k.degree;
@@ -357,8 +402,6 @@ TEST_P(OperatorTest, HexahedronMassByLinesAndByMatrixProductsEqualAssembled) {
         // under AddressSanitizer there)
         expect_matches_assembled(space, OperatorKind::Mass, exec(), opt, /*matrix=*/k.p < 6);
       }
-  if (saved) setenv("TESSERA_OPERATOR_MATMUL", restore.c_str(), 1);
-  else unsetenv("TESSERA_OPERATOR_MATMUL");
 }
 
 TEST_P(OperatorTest, HighestOrdersIntegrateExactlyAndMatchTheSerialBackend) {
@@ -425,12 +468,11 @@ TEST_P(OperatorTest, TuningCacheChoosesElementsPerItemAndBlock) {
   // under the operator's automatic key; a new operator of the same kind then walks that many
   // elements per item, and an explicit option still wins. 3 per item is a count no rule
   // chooses, so it can only come from the cache; the results must not depend on it.
-  const char* old = std::getenv("TESSERA_TUNING_CACHE");
-  const std::string saved = old ? old : "", path = ::testing::TempDir() + "tessera_operator_tuning_" +
-                                                      std::to_string(static_cast<int>(GetParam())) + ".json";
+  const std::string path =
+      ::testing::TempDir() + "tessera_operator_tuning_" + std::to_string(static_cast<int>(GetParam())) + ".json";
   std::remove(path.c_str());
-  setenv("TESSERA_TUNING_CACHE", path.c_str(), 1);
-  tuning::reload();
+  ScopedEnv cache("TESSERA_TUNING_CACHE", /*tuning=*/true);
+  cache.set(path);
   const Mesh mesh = distorted_mesh("box:hex:3x3x2");
   for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion}) {
     SCOPED_TRACE(name(kind));
@@ -453,25 +495,8 @@ TEST_P(OperatorTest, TuningCacheChoosesElementsPerItemAndBlock) {
     EXPECT_EQ(A2.elements_per_item(false, &src), 1);
     EXPECT_EQ(src, "option");
     EXPECT_NE(A2.tuning_key(), A0.tuning_key());  // the cache's pair was measured for another count
-    const auto xh = random_vector(std::size_t(space.num_dofs()), 11);
-    auto x = Array<double, 1>::from("x", std::span<const double>(xh), exec().space());
-    std::vector<std::vector<double>> ys;
-    for (const H1Operator* A : {&A0, &A1, &A2}) {
-      Array<double, 1> y("y", {space.num_dofs()}, exec().space());
-      y.fill(std::nan(""));
-      A->apply(x.cview(), y.view());
-      ys.push_back(to_vector(y));
-    }
-    // the same element contributions, summed in another order
-    const double tol = 1e-13 * std::max(1.0, max_abs(ys[0]));
-    for (std::size_t i = 0; i < ys[0].size(); ++i) {
-      ASSERT_NEAR(ys[1][i], ys[0][i], tol) << "row " << i;
-      ASSERT_NEAR(ys[2][i], ys[0][i], tol) << "row " << i;
-    }
+    expect_same_applies(space, exec(), {&A0, &A1, &A2}, 11);
   }
-  if (old) setenv("TESSERA_TUNING_CACHE", saved.c_str(), 1);
-  else unsetenv("TESSERA_TUNING_CACHE");
-  tuning::reload();
   std::remove(path.c_str());
 }
 
@@ -480,10 +505,8 @@ TEST_P(OperatorTest, GaussLobattoDiffusionAtOrdersFourAndFiveWalksOneElementPerI
   // hexahedra: 1 element per item and 2 per block (measured 1.11x / 1.19x on the H100). Not for
   // 3 components, not on the CPU (512 / nodes there: 4 at p = 4, 2 at p = 5). Whatever the
   // count, the apply must equal the one with the count fixed by the option.
-  const char* old = std::getenv("TESSERA_TUNING_CACHE");
-  const std::string saved = old ? old : "";
-  setenv("TESSERA_TUNING_CACHE", "", 1);  // the rules alone
-  tuning::reload();
+  ScopedEnv cache("TESSERA_TUNING_CACHE", /*tuning=*/true);
+  cache.set("");  // the rules alone
   const Mesh mesh = distorted_mesh("box:hex:3x2x2");
   const bool gpu = exec().on_device();
   for (int p : {4, 5})
@@ -500,22 +523,8 @@ TEST_P(OperatorTest, GaussLobattoDiffusionAtOrdersFourAndFiveWalksOneElementPerI
       if (gpu && comps == 1) EXPECT_EQ(A.elements_per_block(false, &src), 2);
       opt.elements_per_item = k == 1 ? chunk : 1;
       const H1Operator B(space, OperatorKind::Diffusion, exec(), opt);
-      const auto xh = random_vector(std::size_t(space.num_dofs()), 21);
-      auto x = Array<double, 1>::from("x", std::span<const double>(xh), exec().space());
-      std::vector<std::vector<double>> ys;
-      for (const H1Operator* op : {&A, &B}) {
-        Array<double, 1> y("y", {space.num_dofs()}, exec().space());
-        y.fill(std::nan(""));
-        op->apply(x.cview(), y.view());
-        ys.push_back(to_vector(y));
-      }
-      // the same element contributions, summed in another order
-      const double tol = 1e-13 * std::max(1.0, max_abs(ys[0]));
-      for (std::size_t i = 0; i < ys[0].size(); ++i) ASSERT_NEAR(ys[1][i], ys[0][i], tol) << "row " << i;
+      expect_same_applies(space, exec(), {&A, &B}, 21);
     }
-  if (old) setenv("TESSERA_TUNING_CACHE", saved.c_str(), 1);
-  else unsetenv("TESSERA_TUNING_CACHE");
-  tuning::reload();
 }
 
 TEST_P(OperatorTest, RejectsGaussLobattoCollocatedMass) {

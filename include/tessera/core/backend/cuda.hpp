@@ -138,7 +138,8 @@ template <class F>
 __global__ void team_kernel_spilled(TeamParams p, F f, unsigned char* items, index_t blocks) {
   extern __shared__ __align__(128) unsigned char tessera_team_smem[];
   // always a flat block: the kernels that spill (p >= 13 operators) need 324+ threads per item,
-  // and the 3-D path's extra code took one of them from 167 to 204 registers, below that count
+  // and the 3-D path's extra code took one of them from 167 to 204 registers, which allow only
+  // 256 threads per block
   const TeamThread t = team_thread_flat(p, static_cast<int>(threadIdx.x));
   unsigned char* mine = items + static_cast<std::size_t>(blockIdx.x) * p.items_per_block * p.item_bytes;
   for (index_t b = blockIdx.x; b < blocks; b += gridDim.x) {
