@@ -51,6 +51,15 @@ struct HexThreadElement {
   ThreadElementTables<N> t{};  // launch_operator fills them
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { hex_thread_element<N, Diffusion, OnTheFly>(ctx, a, t); }
 };
+/// Stored diffusion with the points at the nodes, N nodes per direction
+/// (hex_thread_element_nodal): one thread per element.
+template <int N>
+struct HexThreadElementNodal {
+  static constexpr bool thread_element = true;
+  Args a;
+  ThreadElementTables<N> t{};  // launch_operator fills them
+  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { hex_thread_element_nodal<N>(ctx, a, t); }
+};
 
 namespace {
 /// TESSERA_OPERATOR_BOUND (comparisons only): -1 when unset.
@@ -70,13 +79,16 @@ bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1) {
   return e && *e && std::atoi(e) != 0;
 }
 
-bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1) {
-  // p = 1 only. At p = 2 (N = 3) on the H100 (8M DOFs) mass ran 1.04-1.19x faster in the global
-  // apply but 0.70-0.94x element by element (the E-vectors read and written with a stride of
-  // one element per thread), and diffusion's 255 registers and spills made BP3 0.57x and BP5 on
-  // the fly 0.30x (docs/benchmarks/operators.md)
-  return g == Geometry::Hexahedron && nd1 == 2 && nq1 >= 2 && nq1 <= 3 && forced_bound() < 0 &&
-         !operator_matmul(g, diffusion, nd1, nq1);
+bool operator_thread_element(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal) {
+  if (g != Geometry::Hexahedron || forced_bound() >= 0 || operator_matmul(g, diffusion, nd1, nq1)) return false;
+  // p = 1. At p = 2 (N = 3) with Gauss points the general kernel was measured and not adopted:
+  // on the H100 (8M DOFs) mass ran 1.04-1.19x faster in the global apply but 0.70-0.94x element
+  // by element (the E-vectors read and written with a stride of one element per thread), and
+  // diffusion's 255 registers and spills made BP3 0.57x and BP5 on the fly 0.30x
+  // (docs/benchmarks/operators.md)
+  if (nd1 == 2) return nq1 >= 2 && nq1 <= 3;
+  // p = 2, stored diffusion with the points at the nodes: hex_thread_element_nodal
+  return nd1 == 3 && nodal && diffusion && !on_the_fly;
 }
 
 int operator_bound(Geometry g, int nd1, int nq1) {
@@ -101,7 +113,8 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
     return on_the_fly ? v.template operator()<HexMassMatmul<true, 16>>()
                       : v.template operator()<HexMassMatmul<false, 16>>();
   }
-  if (operator_thread_element(g, diffusion, nd1, nq1)) {
+  if (operator_thread_element(g, diffusion, on_the_fly, nd1, nq1, nodal)) {
+    if (nd1 == 3) return v.template operator()<HexThreadElementNodal<3>>();
     if (diffusion)
       return on_the_fly ? v.template operator()<HexThreadElement<2, true, true>>()
                         : v.template operator()<HexThreadElement<2, true, false>>();

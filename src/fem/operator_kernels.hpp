@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "interpolate_kernels.hpp"
 #include "tessera/core/error.hpp"
@@ -762,55 +763,129 @@ TESSERA_HOST_DEVICE constexpr int thread_element_row(bool diffusion, bool on_the
 /// The row of an element's index map in hex_thread_element (odd for the same reason).
 TESSERA_HOST_DEVICE constexpr int thread_element_map_row(int nd) { return nd | 1; }
 
+/// An element's data in the one-thread-per-element kernels: its point factors (stored) or
+/// vertices (on the fly), and its index map (ND entries; null element by element). With a
+/// staged E-vector (thread_element_data's StageE, element by element on the GPU): ev, the
+/// element's input row (comps x ND), which the kernel overwrites with its results for
+/// thread_element_store to write out.
+struct ThreadElementData {
+  const double* f = nullptr;
+  const int* idx = nullptr;
+  double* ev = nullptr;
+  double* ev_rows = nullptr;  // the block's rows of ev_row doubles
+  int ev_row = 0;
+};
+struct NoEarlyWork {
+  TESSERA_HOST_DEVICE void operator()(const ThreadElementData&) const {}
+};
+/// The rows of the block's elements in the one-thread-per-element kernels: on the GPU the
+/// block's elements are consecutive, so their index maps (or, with StageE, their E-vector rows)
+/// and data are contiguous ranges, which all the block's threads copy together (coalesced)
+/// into rows of the common region, one row per element (Interpolator::operator_shape sizes
+/// it); the CPU reads them in place (a copy would be one more pass over memory). Sets d to
+/// thread ctx.item()'s element. With an Early callable the maps (E-vector rows) and the data
+/// are two copy groups: early(d) runs once the first has arrived, while the second is still
+/// on its way (a gather issued there overlaps it). Has barriers on the GPU, for every thread;
+/// returns false for the threads past the last element.
+template <int ND, bool StageE = false, class Early = NoEarlyWork>
+TESSERA_HOST_DEVICE inline bool thread_element_data(TeamContext& ctx, const Args& a, bool diffusion, bool on_the_fly,
+                                                    ThreadElementData& d, const Early& early = {}) {
+  const int per = on_the_fly ? 8 * 3 : (diffusion ? 6 : 1) * a.nq;  // staged doubles per element
+#if defined(TESSERA_DEVICE_CODE)
+  constexpr bool split = !std::is_same_v<Early, NoEarlyWork>;
+  const int R = thread_element_row(diffusion, on_the_fly, a.nq), RI = thread_element_map_row(ND);
+  const int CE = a.comps * ND, RE = StageE && !a.idx ? thread_element_map_row(CE) : 0;
+  const int epb = ctx.items_per_block();
+  auto maps = ctx.shared_common<int>(a.idx ? epb * RI : 0);
+  auto evs = ctx.shared_common<double>(epb * RE);
+  auto rows = ctx.shared_common<double>(epb * R);
+  const index_t first = ctx.block() * epb, left = a.ne - first;
+  const int count = left < epb ? static_cast<int>(left) : epb;
+  // k / n from a single-precision reciprocal: exact for k < 2^16 and n <= 163 (the quotient's
+  // error stays far below the 0.5 / n margin)
+  const auto to_rows = [&](double* dst, int row, const double* src, int n) {
+    const float inv = 1.0f / static_cast<float>(n);
+    for (int k : ctx.block_threads(count * n)) {
+      const int l = static_cast<int>((static_cast<float>(k) + 0.5f) * inv);
+      copy_async(ctx, &dst[l * row + (k - l * n)], &src[first * n + k]);
+    }
+  };
+  if (a.idx)
+    for (int k : ctx.block_threads(count * ND)) {
+      const int l = k / ND;  // a compile-time divisor
+      copy_async(ctx, &maps[l * RI + (k - l * ND)], &a.idx[first * ND + k]);
+    }
+  else if (RE > 0)
+    to_rows(evs.data(), RE, a.u, CE);
+  const bool valid = ctx.valid();
+  if (valid) {
+    d.f = &rows[ctx.local_item() * R];
+    d.idx = a.idx ? &maps[ctx.local_item() * RI] : nullptr;
+    d.ev = RE > 0 ? &evs[ctx.local_item() * RE] : nullptr;
+  }
+  d.ev_rows = RE > 0 ? evs.data() : nullptr;
+  d.ev_row = RE;
+  if constexpr (split) {
+    async_commit();
+    to_rows(rows.data(), R, on_the_fly ? a.X : a.qdata, per);
+    async_commit();
+    async_wait(true);
+    ctx.sync();
+    if (valid) early(d);
+  } else {
+    to_rows(rows.data(), R, on_the_fly ? a.X : a.qdata, per);
+    async_commit();
+  }
+  async_wait(false);
+  ctx.sync();
+  return valid;
+#else
+  if (!ctx.valid()) return false;
+  d.f = (on_the_fly ? a.X : a.qdata) + ctx.item() * per;
+  d.idx = a.idx ? a.idx + ctx.item() * ND : nullptr;
+  early(d);
+  return true;
+#endif
+}
+
+/// Element by element on the GPU with a staged E-vector: after a barrier (every thread of the
+/// block), the block's result rows (thread_element_data's ev, overwritten by the kernel) go to
+/// the output E-vector together (coalesced). Nothing otherwise.
+template <int ND>
+TESSERA_HOST_DEVICE inline void thread_element_store(TeamContext& ctx, const Args& a, const ThreadElementData& d) {
+#if defined(TESSERA_DEVICE_CODE)
+  if (!d.ev_rows) return;
+  ctx.sync();
+  const int epb = ctx.items_per_block(), CE = a.comps * ND;
+  const index_t first = ctx.block() * epb, left = a.ne - first;
+  const int count = left < epb ? static_cast<int>(left) : epb;
+  const float inv = 1.0f / static_cast<float>(CE);
+  for (int k : ctx.block_threads(count * CE)) {
+    const int l = static_cast<int>((static_cast<float>(k) + 0.5f) * inv);
+    a.y_out[first * CE + k] = d.ev_rows[l * d.ev_row + (k - l * CE)];
+  }
+#else
+  (void)ctx;
+  (void)a;
+  (void)d;
+#endif
+}
+
 /// Hexahedra with N nodes per direction (instantiated for N = 2, p = 1; N = 3 was measured
 /// and not adopted, operator_thread_element) and at most N + 1 points: one thread per
-/// element, every intermediate in registers. The block's elements are consecutive, so their
-/// index maps and their point factors (stored) or vertices (on the fly) are contiguous ranges,
-/// which on the GPU all the block's threads copy together (coalesced) into rows of the common
-/// region, one row per element (Interpolator::operator_shape sizes it for the launch's
-/// elements per block; the CPU reads them in place). Each thread then runs its element: the
-/// contractions go slab by slab in z and line by line in y, and the transposed ones accumulate
-/// in the same loops. The gathered values, the result and the scatter are per thread.
+/// element, every intermediate in registers, its data staged by thread_element_data. Each
+/// thread runs its element: the contractions go slab by slab in z and line by line in y, and
+/// the transposed ones accumulate in the same loops. The gathered values, the result and the
+/// scatter are per thread.
 template <int N, bool Diffusion, bool OnTheFly>
 TESSERA_HOST_DEVICE void hex_thread_element(TeamContext& ctx, const Args& a, const ThreadElementTables<N>& t) {
   constexpr int NF = Diffusion ? 6 : 1, M = N + 1, N2 = N * N, ND = N2 * N;
   const int m1 = a.nq1, nq = a.nq;
-  const int per = OnTheFly ? 8 * 3 : NF * nq;  // staged doubles per element
   const index_t e = ctx.item();
-#if defined(TESSERA_DEVICE_CODE)
-  const int R = thread_element_row(Diffusion, OnTheFly, nq), RI = thread_element_map_row(ND);
-  const int epb = ctx.items_per_block();
-  auto maps = ctx.shared_common<int>(a.idx ? epb * RI : 0);
-  auto rows = ctx.shared_common<double>(epb * R);
-  {
-    const index_t first = ctx.block() * epb, left = a.ne - first;
-    const int count = left < epb ? static_cast<int>(left) : epb;
-    if (a.idx)
-      for (int k : ctx.block_threads(count * ND)) {
-        const int l = k / ND;  // a compile-time divisor
-        copy_async(ctx, &maps[l * RI + (k - l * ND)], &a.idx[first * ND + k]);
-      }
-    // k / per from a single-precision reciprocal: exact for k < 2^16 and per <= 163 (the
-    // quotient's error stays far below the 0.5 / per margin)
-    const float inv = 1.0f / static_cast<float>(per);
-    const double* src = OnTheFly ? a.X : a.qdata;
-    for (int k : ctx.block_threads(count * per)) {
-      const int l = static_cast<int>((static_cast<float>(k) + 0.5f) * inv);
-      copy_async(ctx, &rows[l * R + (k - l * per)], &src[first * per + k]);
-    }
-    async_commit();
-    async_wait(false);
-  }
-  ctx.sync();
-  if (!ctx.valid()) return;  // no barrier below
-  const double* f = &rows[ctx.local_item() * R];
-  const int* idx = a.idx ? &maps[ctx.local_item() * RI] : nullptr;
-#else
-  // the CPU reads the element's data where it is: a copy would be one more pass over memory
-  if (!ctx.valid()) return;
-  const double* f = (OnTheFly ? a.X : a.qdata) + e * per;
-  const int* idx = a.idx ? a.idx + e * ND : nullptr;
-#endif
+  ThreadElementData d;
+  if (!thread_element_data<ND>(ctx, a, Diffusion, OnTheFly, d)) return;  // no barrier below
+  const double* f = d.f;
+  const int* idx = d.idx;
   double Xc[OnTheFly ? 24 : 1];  // multilinear_coefficients, in this thread's registers
   if constexpr (OnTheFly)
 TESSERA_INTERP_UNROLL
@@ -908,6 +983,61 @@ TESSERA_INTERP_UNROLL
 TESSERA_INTERP_UNROLL
     for (int n = 0; n < ND; ++n) store_result(a, idx, e, c, n, r[n]);
   }
+}
+
+/// Stored diffusion with the points at the nodes (Gauss-Lobatto, q = p + 1: B = I), N nodes per
+/// direction (instantiated for N = 3, p = 2): one thread per element, the gathered values and
+/// the result in registers, the element's D = w det J J^-1 J^-T staged by
+/// thread_element_data. At node (z, y, x) the reference gradient takes N multiply-adds per
+/// direction along the node's three lines, g = (sum_i G(i, x) u(z, y, i), sum_j G(j, y)
+/// u(z, j, x), sum_k G(k, z) u(k, y, x)) with G(i, q) = l_i'(x_q), and the transposed
+/// gradient of D g adds back along the same lines: 9 N multiply-adds per node in all.
+template <int N>
+TESSERA_HOST_DEVICE void hex_thread_element_nodal(TeamContext& ctx, const Args& a, const ThreadElementTables<N>& t) {
+  constexpr int ND = N * N * N;
+  const index_t e = ctx.item();
+  double u[ND];  // node (z, y, x) at (z * N + y) * N + x
+  const auto gather = [&](const ThreadElementData& d, int c) {
+TESSERA_INTERP_UNROLL
+    for (int n = 0; n < ND; ++n)
+      u[n] = d.idx ? a.u[c * a.nn + d.idx[n]] : d.ev ? d.ev[c * ND + n] : a.u[(e * a.comps + c) * ND + n];
+  };
+  ThreadElementData d;
+  // the first component's values are gathered while D is still arriving
+  if (thread_element_data<ND, true>(ctx, a, true, false, d, [&](const ThreadElementData& dd) { gather(dd, 0); }))
+    for (int c = 0; c < a.comps; ++c) {
+      if (c > 0) gather(d, c);
+      double r[ND] = {};
+TESSERA_INTERP_UNROLL
+      for (int z = 0; z < N; ++z)
+TESSERA_INTERP_UNROLL
+        for (int y = 0; y < N; ++y)
+TESSERA_INTERP_UNROLL
+          for (int x = 0; x < N; ++x) {
+            double gx = 0, gy = 0, gz = 0;
+TESSERA_INTERP_UNROLL
+            for (int i = 0; i < N; ++i) {
+              gx += t.G[i][x] * u[(z * N + y) * N + i];
+              gy += t.G[i][y] * u[(z * N + i) * N + x];
+              gz += t.G[i][z] * u[(i * N + y) * N + x];
+            }
+            const double* F = d.f + (z * N + y) * N + x;  // (00, 01, 02, 11, 12, 22), ND apart
+            const double fx = F[0] * gx + F[ND] * gy + F[2 * ND] * gz;
+            const double fy = F[ND] * gx + F[3 * ND] * gy + F[4 * ND] * gz;
+            const double fz = F[2 * ND] * gx + F[4 * ND] * gy + F[5 * ND] * gz;
+TESSERA_INTERP_UNROLL
+            for (int i = 0; i < N; ++i) {
+              r[(z * N + y) * N + i] += t.G[i][x] * fx;
+              r[(z * N + i) * N + x] += t.G[i][y] * fy;
+              r[(i * N + y) * N + x] += t.G[i][z] * fz;
+            }
+          }
+TESSERA_INTERP_UNROLL
+      for (int n = 0; n < ND; ++n)
+        if (d.ev) d.ev[c * ND + n] = r[n];  // component c's values are in u: its row is free
+        else store_result(a, d.idx, e, c, n, r[n]);
+    }
+  thread_element_store<ND>(ctx, a, d);
 }
 
 /// One derivative line of hex_diffusion_lines in direction d (0: x, 1: y, 2: z) through the
@@ -1498,11 +1628,13 @@ TESSERA_INTERP_UNROLL
 /// bounded variants run one thread per (qy, qx) point column (threads z = 1), with their own
 /// shared-memory layout (Interpolator::operator_shape mirrors it).
 int operator_bound(Geometry g, int nd1, int nq1);
-/// Whether the hexahedron operator for these sizes runs one thread per element
-/// (hex_thread_element with N = 2): p = 1 with 2 or 3 points per direction, unless TESSERA_OPERATOR_BOUND is set (comparisons with the bounded kernels) or the opt-in
-/// matrix products are chosen. Its launches take one element per item and block-wide rows in
-/// the common region (Interpolator::operator_shape).
-bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1);
+/// Whether the hexahedron operator for these sizes runs one thread per element: p = 1 with 2
+/// or 3 points per direction (hex_thread_element with N = 2), and stored diffusion at p = 2
+/// with the points at the nodes (hex_thread_element_nodal with N = 3); not when
+/// TESSERA_OPERATOR_BOUND is set (comparisons with the bounded kernels) or the opt-in matrix
+/// products are chosen. Its launches take one element per item and block-wide rows in the
+/// common region (Interpolator::operator_shape).
+bool operator_thread_element(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal);
 /// Whether the hexahedron mass operator runs by small matrix products (hex_mass_matmul) for
 /// these sizes: n1, m1 <= 16 and TESSERA_OPERATOR_MATMUL=1 (opt-in, on every backend: on the
 /// H100 it ran at 0.14-0.89x of the line kernels, docs/benchmarks/operators.md).
