@@ -635,7 +635,7 @@ int Interpolator::operator_elements_per_item(bool diffusion, bool on_the_fly, bo
     // the option, else the tuning cache's choice, else the kernels' rule (operator_chunk)
     int k = opt_.elements_per_item;
     std::string src = "option";
-    if (ia::operator_thread_element(geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_)) {
+    if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_, nodal_points_)) {
       k = 1;
       src = "one thread per element";
     } else if (k == 0 && opt_.use_tuning_cache) {
@@ -666,7 +666,7 @@ void Interpolator::set_elements_per_item(int k) {
 
 Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element, std::size_t* item,
                                   std::size_t* common, int epb) const {
-  if (ia::operator_thread_element(geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_)) {
+  if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_, nodal_points_)) {
     // hex_thread_element: the block's rows in the common region on the GPU (the CPU reads in place)
     *item = 0;
     *common = 0;
@@ -784,7 +784,7 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
   const int bound = ia::operator_bound(geom_, nd1_, nq1_);
   const int per = th.x * th.y * th.z;
   int want = 1;
-  if (ia::operator_thread_element(geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_)) {
+  if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_, nodal_points_)) {
     // one thread per element: 128 (4 warps), or fewer where the block's staged rows pass 32 KB
     // (stored diffusion: 1.3 KB per element at q = 3), in whole warps, at least one
     const std::size_t row = operator_shared_bytes(diffusion, on_the_fly, 1, element);

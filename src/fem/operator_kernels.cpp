@@ -51,14 +51,14 @@ struct HexThreadElement {
   ThreadElementTables<N> t{};  // launch_operator fills them
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { hex_thread_element<N, Diffusion, OnTheFly>(ctx, a, t); }
 };
-/// Stored diffusion with the points at the nodes, N nodes per direction
-/// (hex_thread_element_nodal): one thread per element.
-template <int N>
+/// Diffusion with the points at the nodes, N nodes per direction (hex_thread_element_nodal):
+/// one thread per element.
+template <int N, bool OnTheFly>
 struct HexThreadElementNodal {
   static constexpr bool thread_element = true;
   Args a;
   ThreadElementTables<N> t{};  // launch_operator fills them
-  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { hex_thread_element_nodal<N>(ctx, a, t); }
+  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { hex_thread_element_nodal<N, OnTheFly>(ctx, a, t); }
 };
 
 namespace {
@@ -79,7 +79,7 @@ bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1) {
   return e && *e && std::atoi(e) != 0;
 }
 
-bool operator_thread_element(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal) {
+bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1, bool nodal) {
   if (g != Geometry::Hexahedron || forced_bound() >= 0 || operator_matmul(g, diffusion, nd1, nq1)) return false;
   // p = 1. At p = 2 (N = 3) with Gauss points the general kernel was measured and not adopted:
   // on the H100 (8M DOFs) mass ran 1.04-1.19x faster in the global apply but 0.70-0.94x element
@@ -87,8 +87,10 @@ bool operator_thread_element(Geometry g, bool diffusion, bool on_the_fly, int nd
   // diffusion's 255 registers and spills made BP3 0.57x and BP5 on the fly 0.30x
   // (docs/benchmarks/operators.md)
   if (nd1 == 2) return nq1 >= 2 && nq1 <= 3;
-  // p = 2, stored diffusion with the points at the nodes: hex_thread_element_nodal
-  return nd1 == 3 && nodal && diffusion && !on_the_fly;
+  // p = 2, diffusion with the points at the nodes: hex_thread_element_nodal. H100, same run
+  // against the bound-4 point-column kernel (8M DOFs): BP5 stored 1.12x, on the fly 1.74x, BP6
+  // 1.28x, 1.85x, BK5 1.04x, 2.02x, BK6 1.02x, 2.16x (docs/benchmarks/operators.md)
+  return nd1 == 3 && nodal && diffusion;
 }
 
 int operator_bound(Geometry g, int nd1, int nq1) {
@@ -113,8 +115,10 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
     return on_the_fly ? v.template operator()<HexMassMatmul<true, 16>>()
                       : v.template operator()<HexMassMatmul<false, 16>>();
   }
-  if (operator_thread_element(g, diffusion, on_the_fly, nd1, nq1, nodal)) {
-    if (nd1 == 3) return v.template operator()<HexThreadElementNodal<3>>();
+  if (operator_thread_element(g, diffusion, nd1, nq1, nodal)) {
+    if (nd1 == 3)
+      return on_the_fly ? v.template operator()<HexThreadElementNodal<3, true>>()
+                        : v.template operator()<HexThreadElementNodal<3, false>>();
     if (diffusion)
       return on_the_fly ? v.template operator()<HexThreadElement<2, true, true>>()
                         : v.template operator()<HexThreadElement<2, true, false>>();

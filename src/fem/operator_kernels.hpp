@@ -985,14 +985,15 @@ TESSERA_INTERP_UNROLL
   }
 }
 
-/// Stored diffusion with the points at the nodes (Gauss-Lobatto, q = p + 1: B = I), N nodes per
+/// Diffusion with the points at the nodes (Gauss-Lobatto, q = p + 1: B = I), N nodes per
 /// direction (instantiated for N = 3, p = 2): one thread per element, the gathered values and
-/// the result in registers, the element's D = w det J J^-1 J^-T staged by
-/// thread_element_data. At node (z, y, x) the reference gradient takes N multiply-adds per
+/// the result in registers. Stored: the element's D = w det J J^-1 J^-T staged by
+/// thread_element_data; on the fly: its vertices staged, their monomial coefficients in
+/// registers and D computed at each node (point_factor). At node (z, y, x) the reference gradient takes N multiply-adds per
 /// direction along the node's three lines, g = (sum_i G(i, x) u(z, y, i), sum_j G(j, y)
 /// u(z, j, x), sum_k G(k, z) u(k, y, x)) with G(i, q) = l_i'(x_q), and the transposed
 /// gradient of D g adds back along the same lines: 9 N multiply-adds per node in all.
-template <int N>
+template <int N, bool OnTheFly>
 TESSERA_HOST_DEVICE void hex_thread_element_nodal(TeamContext& ctx, const Args& a, const ThreadElementTables<N>& t) {
   constexpr int ND = N * N * N;
   const index_t e = ctx.item();
@@ -1003,8 +1004,23 @@ TESSERA_INTERP_UNROLL
       u[n] = d.idx ? a.u[c * a.nn + d.idx[n]] : d.ev ? d.ev[c * ND + n] : a.u[(e * a.comps + c) * ND + n];
   };
   ThreadElementData d;
-  // the first component's values are gathered while D is still arriving
-  if (thread_element_data<ND, true>(ctx, a, true, false, d, [&](const ThreadElementData& dd) { gather(dd, 0); }))
+  // the first component's values are gathered while D (the vertices) is still arriving
+  if (thread_element_data<ND, true>(ctx, a, true, OnTheFly, d, [&](const ThreadElementData& dd) { gather(dd, 0); })) {
+    // On the fly: the vertices' monomial coefficients (multilinear_coefficients). On the GPU
+    // they replace the vertices in the element's staged row: in registers the kernel spilled
+    // 1200 bytes a thread, from its row 320.
+    double Xr[OnTheFly ? 24 : 1];
+    const double* Xc = Xr;
+    if constexpr (OnTheFly) {
+TESSERA_INTERP_UNROLL
+      for (int k = 0; k < 24; ++k) Xr[k] = multilinear_coefficient<3>(a, d.f, k);
+#if defined(TESSERA_DEVICE_CODE)
+      volatile double* row = const_cast<double*>(d.f);  // this thread's own row of shared memory
+TESSERA_INTERP_UNROLL
+      for (int k = 0; k < 24; ++k) row[k] = Xr[k];
+      Xc = d.f;
+#endif
+    }
     for (int c = 0; c < a.comps; ++c) {
       if (c > 0) gather(d, c);
       double r[ND] = {};
@@ -1021,10 +1037,18 @@ TESSERA_INTERP_UNROLL
               gy += t.G[i][y] * u[(z * N + i) * N + x];
               gz += t.G[i][z] * u[(i * N + y) * N + x];
             }
-            const double* F = d.f + (z * N + y) * N + x;  // (00, 01, 02, 11, 12, 22), ND apart
-            const double fx = F[0] * gx + F[ND] * gy + F[2 * ND] * gz;
-            const double fy = F[ND] * gx + F[3 * ND] * gy + F[4 * ND] * gz;
-            const double fz = F[2 * ND] * gx + F[4 * ND] * gy + F[5 * ND] * gz;
+            double F[6];  // (00, 01, 02, 11, 12, 22)
+            const int q = (z * N + y) * N + x;
+            if constexpr (OnTheFly) {
+              const double xi[3] = {t.x[x], t.x[y], t.x[z]};
+              point_factor<3, true, true>(a, e, q, Xc, xi, F);
+            } else {
+TESSERA_INTERP_UNROLL
+              for (int k = 0; k < 6; ++k) F[k] = d.f[k * ND + q];
+            }
+            const double fx = F[0] * gx + F[1] * gy + F[2] * gz;
+            const double fy = F[1] * gx + F[3] * gy + F[4] * gz;
+            const double fz = F[2] * gx + F[4] * gy + F[5] * gz;
 TESSERA_INTERP_UNROLL
             for (int i = 0; i < N; ++i) {
               r[(z * N + y) * N + i] += t.G[i][x] * fx;
@@ -1037,6 +1061,7 @@ TESSERA_INTERP_UNROLL
         if (d.ev) d.ev[c * ND + n] = r[n];  // component c's values are in u: its row is free
         else store_result(a, d.idx, e, c, n, r[n]);
     }
+  }
   thread_element_store<ND>(ctx, a, d);
 }
 
@@ -1629,12 +1654,12 @@ TESSERA_INTERP_UNROLL
 /// shared-memory layout (Interpolator::operator_shape mirrors it).
 int operator_bound(Geometry g, int nd1, int nq1);
 /// Whether the hexahedron operator for these sizes runs one thread per element: p = 1 with 2
-/// or 3 points per direction (hex_thread_element with N = 2), and stored diffusion at p = 2
+/// or 3 points per direction (hex_thread_element with N = 2), and diffusion at p = 2
 /// with the points at the nodes (hex_thread_element_nodal with N = 3); not when
 /// TESSERA_OPERATOR_BOUND is set (comparisons with the bounded kernels) or the opt-in matrix
 /// products are chosen. Its launches take one element per item and block-wide rows in the
 /// common region (Interpolator::operator_shape).
-bool operator_thread_element(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal);
+bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1, bool nodal);
 /// Whether the hexahedron mass operator runs by small matrix products (hex_mass_matmul) for
 /// these sizes: n1, m1 <= 16 and TESSERA_OPERATOR_MATMUL=1 (opt-in, on every backend: on the
 /// H100 it ran at 0.14-0.89x of the line kernels, docs/benchmarks/operators.md).

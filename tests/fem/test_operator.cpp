@@ -314,9 +314,9 @@ TEST_P(OperatorTest, ThreadPerElementHexahedraOverManyBlocksEqualAssembled) {
   // the 4-element meshes of the other tests never do. Mass and diffusion (q = p + 2 Gauss, and
   // q = p + 1 Gauss-Lobatto, the points at the nodes), stored and on the fly, 1 and 3
   // components; then the element-level apply against the global one on the same mesh. At p = 2
-  // stored diffusion with the points at the nodes runs one thread per element too
-  // (hex_thread_element_nodal; on the GPU the element-level apply stages the E-vectors through
-  // shared memory), the other p = 2 cases the line kernels: checked here on many blocks too.
+  // diffusion with the points at the nodes runs one thread per element too
+  // (hex_thread_element_nodal; on the GPU its values and results go through shared rows), the
+  // other p = 2 cases the line kernels: checked here on many blocks too.
   const Mesh mesh = distorted_mesh("box:hex:7x6x5:perturb=0.2");
   for (int p : {1, 2})
     for (const auto& [kind, gll] : {std::pair{OperatorKind::Mass, false}, std::pair{OperatorKind::Diffusion, false},
@@ -329,7 +329,7 @@ TEST_P(OperatorTest, ThreadPerElementHexahedraOverManyBlocksEqualAssembled) {
           OperatorOptions opt;
           opt.geometry = gs;
           if (gll) opt.quadrature = QuadratureType::GaussLobatto;
-          const bool thread_element = p == 1 || (gll && gs == GeometrySource::Stored);
+          const bool thread_element = p == 1 || gll;
           for (bool element : {false, true}) {
             std::string src;
             (void)H1Operator(space, kind, exec(), opt).elements_per_item(element, &src);
