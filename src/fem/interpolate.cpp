@@ -674,6 +674,7 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
     const bool stage_e = element && nd1_ == 3;
     if (exec_.on_device())
       *common = SharedLayout()
+                    .add<unsigned long long>(nd1_ == 3 && !on_the_fly ? 1 : 0)  // the bulk copy's mbarrier
                     .add<int>(element ? 0 : epb * ia::thread_element_map_row(nd_))
                     .add<double>(stage_e ? epb * ia::thread_element_map_row(comps_ * nd_) : 0)
                     .add<double>(epb * ia::thread_element_row(diffusion, on_the_fly, nq_))

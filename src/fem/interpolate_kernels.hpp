@@ -250,6 +250,47 @@ TESSERA_HOST_DEVICE inline void prefetch_l2(const void* p, std::size_t bytes) {
 #endif
 }
 
+/// One bulk copy of `bytes` from global src to shared dst by the GPU's copy engine (sm_90
+/// cp.async.bulk), completing on the shared mbarrier `bar`, which this call initializes for
+/// one arrival: issued by one thread, waited for by all with bulk_copy_wait once the block has
+/// synchronized after it (the initialization must precede every wait). src, dst and bytes
+/// must be multiples of 16. Device code for sm_90 and newer only (bulk_copy_available).
+TESSERA_HOST_DEVICE constexpr bool bulk_copy_available() {
+#if defined(TESSERA_DEVICE_CODE) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return true;
+#else
+  return false;
+#endif
+}
+TESSERA_HOST_DEVICE inline void bulk_copy_start(unsigned long long* bar, void* dst, const void* src, unsigned bytes) {
+#if defined(TESSERA_DEVICE_CODE) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(bar));
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(d),
+               "l"(src), "r"(bytes), "r"(b)
+               : "memory");
+#else
+  (void)bar, (void)dst, (void)src, (void)bytes;
+#endif
+}
+TESSERA_HOST_DEVICE inline void bulk_copy_wait(unsigned long long* bar) {
+#if defined(TESSERA_DEVICE_CODE) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(bar));
+  unsigned done = 0;
+  while (!done)
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(b)
+        : "memory");
+#else
+  (void)bar;
+#endif
+}
+
 /// First element and number of elements of this item (0 for the unused slots of the last block).
 struct ItemElements {
   index_t first;

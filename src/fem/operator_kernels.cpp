@@ -89,7 +89,8 @@ bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1, bool 
   if (nd1 == 2) return nq1 >= 2 && nq1 <= 3;
   // p = 2, diffusion with the points at the nodes: hex_thread_element_nodal. H100, same run
   // against the bound-4 point-column kernel (8M DOFs): BP5 stored 1.12x, on the fly 1.74x, BP6
-  // 1.28x, 1.85x, BK5 1.04x, 2.02x, BK6 1.02x, 2.16x (docs/benchmarks/operators.md)
+  // 1.28x, 1.85x, BK5 1.04x, 2.02x, BK6 1.02x, 2.16x; the stored data's bulk copy then BK5
+  // 1.15x, BK6 1.30x, BP5 1.01x, BP6 0.98x more (docs/benchmarks/operators.md)
   return nd1 == 3 && nodal && diffusion;
 }
 

@@ -315,8 +315,10 @@ TEST_P(OperatorTest, ThreadPerElementHexahedraOverManyBlocksEqualAssembled) {
   // q = p + 1 Gauss-Lobatto, the points at the nodes), stored and on the fly, 1 and 3
   // components; then the element-level apply against the global one on the same mesh. At p = 2
   // diffusion with the points at the nodes runs one thread per element too
-  // (hex_thread_element_nodal; on the GPU its values and results go through shared rows), the
-  // other p = 2 cases the line kernels: checked here on many blocks too.
+  // (hex_thread_element_nodal; on the GPU element by element its values and results go through
+  // shared rows, and stored data of a full block arrives in one bulk copy, of the partial last
+  // block by the threads), the other p = 2 cases the line kernels: checked here on many blocks
+  // too.
   const Mesh mesh = distorted_mesh("box:hex:7x6x5:perturb=0.2");
   for (int p : {1, 2})
     for (const auto& [kind, gll] : {std::pair{OperatorKind::Mass, false}, std::pair{OperatorKind::Diffusion, false},
