@@ -670,8 +670,9 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
     // hex_thread_element: the block's rows in the common region on the GPU (the CPU reads in place)
     *item = 0;
     *common = 0;
-    // (hex_thread_element_nodal stages the E-vector element by element: StageE)
-    const bool stage_e = element && nd1_ == 3;
+    // (hex_thread_element_nodal stages the E-vector element by element: StageE; its bulk copy
+    // needs an mbarrier)
+    const bool stage_e = element && diffusion && nodal_points_;
     if (exec_.on_device())
       *common = SharedLayout()
                     .add<unsigned long long>(nd1_ == 3 && !on_the_fly ? 1 : 0)  // the bulk copy's mbarrier

@@ -52,7 +52,7 @@ struct HexThreadElement {
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { hex_thread_element<N, Diffusion, OnTheFly>(ctx, a, t); }
 };
 /// Diffusion with the points at the nodes, N nodes per direction (hex_thread_element_nodal):
-/// one thread per element.
+/// one thread per element (N = 2, 3: p = 1, 2).
 template <int N, bool OnTheFly>
 struct HexThreadElementNodal {
   static constexpr bool thread_element = true;
@@ -87,7 +87,9 @@ bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1, bool 
   // diffusion's 255 registers and spills made BP3 0.57x and BP5 on the fly 0.30x
   // (docs/benchmarks/operators.md)
   if (nd1 == 2) return nq1 >= 2 && nq1 <= 3;
-  // p = 2, diffusion with the points at the nodes: hex_thread_element_nodal. H100, same run
+  // p = 2 (and p = 1: below), diffusion with the points at the nodes: hex_thread_element_nodal.
+  // At p = 1 against hex_thread_element (H100, same run): BP5 stored 1.07x, on the fly 2.44x,
+  // BP6 1.18x, 1.75x, BK5 1.00x, 2.56x, BK6 1.76x, 2.60x. At p = 2, H100, same run
   // against the bound-4 point-column kernel (8M DOFs): BP5 stored 1.12x, on the fly 1.74x, BP6
   // 1.28x, 1.85x, BK5 1.04x, 2.02x, BK6 1.02x, 2.16x; the stored data's bulk copy then BK5
   // 1.15x, BK6 1.30x, BP5 1.01x, BP6 0.98x more (docs/benchmarks/operators.md)
@@ -120,6 +122,9 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
     if (nd1 == 3)
       return on_the_fly ? v.template operator()<HexThreadElementNodal<3, true>>()
                         : v.template operator()<HexThreadElementNodal<3, false>>();
+    if (nodal && diffusion)
+      return on_the_fly ? v.template operator()<HexThreadElementNodal<2, true>>()
+                        : v.template operator()<HexThreadElementNodal<2, false>>();
     if (diffusion)
       return on_the_fly ? v.template operator()<HexThreadElement<2, true, true>>()
                         : v.template operator()<HexThreadElement<2, true, false>>();

@@ -892,6 +892,27 @@ TESSERA_HOST_DEVICE inline void thread_element_store(TeamContext& ctx, const Arg
 #endif
 }
 
+/// On the fly, the element's monomial coefficients (multilinear_coefficients) from its
+/// vertices f, computed into Xr. With InRow, on the GPU, they then replace the vertices in the
+/// element's staged row (this thread's own), whose address is returned: held in registers
+/// across the element's points the diffusion kernels spilled (p = 2 with the points at the
+/// nodes: 1200 bytes a thread, from the row 320; p = 1 with Gauss points 928 bytes, from the
+/// row none), where mass does not (it ran 0.74-0.96x from the row). Else Xr itself.
+template <bool InRow>
+TESSERA_HOST_DEVICE inline const double* thread_element_coefficients(const Args& a, const double* f, double (&Xr)[24]) {
+TESSERA_INTERP_UNROLL
+  for (int k = 0; k < 24; ++k) Xr[k] = multilinear_coefficient<3>(a, f, k);
+  if constexpr (!InRow) return Xr;
+#if defined(TESSERA_DEVICE_CODE)
+  volatile double* row = const_cast<double*>(f);
+TESSERA_INTERP_UNROLL
+  for (int k = 0; k < 24; ++k) row[k] = Xr[k];
+  return f;
+#else
+  return Xr;
+#endif
+}
+
 /// Hexahedra with N nodes per direction (instantiated for N = 2, p = 1; N = 3 was measured
 /// and not adopted, operator_thread_element) and at most N + 1 points: one thread per
 /// element, every intermediate in registers, its data staged by thread_element_data. Each
@@ -907,10 +928,8 @@ TESSERA_HOST_DEVICE void hex_thread_element(TeamContext& ctx, const Args& a, con
   if (!thread_element_data<ND>(ctx, a, Diffusion, OnTheFly, d)) return;  // no barrier below
   const double* f = d.f;
   const int* idx = d.idx;
-  double Xc[OnTheFly ? 24 : 1];  // multilinear_coefficients, in this thread's registers
-  if constexpr (OnTheFly)
-TESSERA_INTERP_UNROLL
-    for (int k = 0; k < 24; ++k) Xc[k] = multilinear_coefficient<3>(a, f, k);
+  double Xr[24];
+  const double* Xc = OnTheFly ? thread_element_coefficients<Diffusion>(a, f, Xr) : nullptr;
   for (int c = 0; c < a.comps; ++c) {
     double u[ND], r[ND] = {};  // node (k, j, i) at (k * N + j) * N + i
 TESSERA_INTERP_UNROLL
@@ -1007,7 +1026,7 @@ TESSERA_INTERP_UNROLL
 }
 
 /// Diffusion with the points at the nodes (Gauss-Lobatto, q = p + 1: B = I), N nodes per
-/// direction (instantiated for N = 3, p = 2): one thread per element, the gathered values and
+/// direction (instantiated for N = 2, 3: p = 1, 2): one thread per element, the gathered values and
 /// the result in registers. Stored: the element's D = w det J J^-1 J^-T staged by
 /// thread_element_data; on the fly: its vertices staged, their monomial coefficients in
 /// registers and D computed at each node (point_factor). At node (z, y, x) the reference gradient takes N multiply-adds per
@@ -1026,22 +1045,9 @@ TESSERA_INTERP_UNROLL
   };
   ThreadElementData d;
   // the first component's values are gathered while D (the vertices) is still arriving
-  if (thread_element_data<ND, true, !OnTheFly>(ctx, a, true, OnTheFly, d, [&](const ThreadElementData& dd) { gather(dd, 0); })) {
-    // On the fly: the vertices' monomial coefficients (multilinear_coefficients). On the GPU
-    // they replace the vertices in the element's staged row: in registers the kernel spilled
-    // 1200 bytes a thread, from its row 320.
-    double Xr[OnTheFly ? 24 : 1];
-    const double* Xc = Xr;
-    if constexpr (OnTheFly) {
-TESSERA_INTERP_UNROLL
-      for (int k = 0; k < 24; ++k) Xr[k] = multilinear_coefficient<3>(a, d.f, k);
-#if defined(TESSERA_DEVICE_CODE)
-      volatile double* row = const_cast<double*>(d.f);  // this thread's own row of shared memory
-TESSERA_INTERP_UNROLL
-      for (int k = 0; k < 24; ++k) row[k] = Xr[k];
-      Xc = d.f;
-#endif
-    }
+  if (thread_element_data<ND, true, !OnTheFly && N == 3>(ctx, a, true, OnTheFly, d, [&](const ThreadElementData& dd) { gather(dd, 0); })) {
+    double Xr[24];
+    const double* Xc = OnTheFly ? thread_element_coefficients<true>(a, d.f, Xr) : nullptr;
     for (int c = 0; c < a.comps; ++c) {
       if (c > 0) gather(d, c);
       double r[ND] = {};
@@ -1675,8 +1681,9 @@ TESSERA_INTERP_UNROLL
 /// shared-memory layout (Interpolator::operator_shape mirrors it).
 int operator_bound(Geometry g, int nd1, int nq1);
 /// Whether the hexahedron operator for these sizes runs one thread per element: p = 1 with 2
-/// or 3 points per direction (hex_thread_element with N = 2), and diffusion at p = 2
-/// with the points at the nodes (hex_thread_element_nodal with N = 3); not when
+/// or 3 points per direction (hex_thread_element with N = 2; with the points at the nodes,
+/// diffusion: hex_thread_element_nodal), and diffusion at p = 2 with the points at the nodes
+/// (hex_thread_element_nodal with N = 3); not when
 /// TESSERA_OPERATOR_BOUND is set (comparisons with the bounded kernels) or the opt-in matrix
 /// products are chosen. Its launches take one element per item and block-wide rows in the
 /// common region (Interpolator::operator_shape).
