@@ -670,14 +670,14 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
     // hex_thread_element: the block's rows in the common region on the GPU (the CPU reads in place)
     *item = 0;
     *common = 0;
-    // (hex_thread_element_nodal stages the E-vector element by element: StageE; its bulk copy
-    // needs an mbarrier)
-    const bool stage_e = element && diffusion && nodal_points_;
+    // in thread_element_data's order: the bulk copy's mbarrier, maps, E-vector rows, data rows
+    const ia::ThreadElementLayout l =
+        ia::operator_thread_element_layout(geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_);
     if (exec_.on_device())
       *common = SharedLayout()
-                    .add<unsigned long long>(nd1_ == 3 && !on_the_fly ? 1 : 0)  // the bulk copy's mbarrier
+                    .add<unsigned long long>(l.bulk ? 1 : 0)
                     .add<int>(element ? 0 : epb * ia::thread_element_map_row(nd_))
-                    .add<double>(stage_e ? epb * ia::thread_element_map_row(comps_ * nd_) : 0)
+                    .add<double>(element && l.stages_evector ? epb * ia::thread_element_map_row(comps_ * nd_) : 0)
                     .add<double>(epb * ia::thread_element_row(diffusion, on_the_fly, nq_))
                     .bytes();
     return Dim3{1, 1, 1};

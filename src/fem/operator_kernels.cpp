@@ -46,19 +46,23 @@ struct HexMassMatmul {
 /// thread per element.
 template <int N, bool Diffusion, bool OnTheFly>
 struct HexThreadElement {
-  static constexpr bool thread_element = true;
+  static constexpr bool thread_element = true, stages_evector = false, bulk = false;
   Args a;
   ThreadElementTables<N> t{};  // launch_operator fills them
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { hex_thread_element<N, Diffusion, OnTheFly>(ctx, a, t); }
 };
 /// Diffusion with the points at the nodes, N nodes per direction (hex_thread_element_nodal):
 /// one thread per element (N = 2, 3: p = 1, 2).
+/// Stored data in a bulk copy at N = 3 only: its rows of 162 doubles are 2-way bank-
+/// conflicted, those of 48 at N = 2 would be 16-way.
 template <int N, bool OnTheFly>
 struct HexThreadElementNodal {
-  static constexpr bool thread_element = true;
+  static constexpr bool thread_element = true, stages_evector = true, bulk = !OnTheFly && N == 3;
   Args a;
   ThreadElementTables<N> t{};  // launch_operator fills them
-  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { hex_thread_element_nodal<N, OnTheFly>(ctx, a, t); }
+  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
+    hex_thread_element_nodal<N, OnTheFly, stages_evector, bulk>(ctx, a, t);
+  }
 };
 
 namespace {
@@ -87,12 +91,12 @@ bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1, bool 
   // diffusion's 255 registers and spills made BP3 0.57x and BP5 on the fly 0.30x
   // (docs/benchmarks/operators.md)
   if (nd1 == 2) return nq1 >= 2 && nq1 <= 3;
-  // p = 2 (and p = 1: below), diffusion with the points at the nodes: hex_thread_element_nodal.
-  // At p = 1 against hex_thread_element (H100, same run): BP5 stored 1.07x, on the fly 2.44x,
-  // BP6 1.18x, 1.75x, BK5 1.00x, 2.56x, BK6 1.76x, 2.60x. At p = 2, H100, same run
-  // against the bound-4 point-column kernel (8M DOFs): BP5 stored 1.12x, on the fly 1.74x, BP6
-  // 1.28x, 1.85x, BK5 1.04x, 2.02x, BK6 1.02x, 2.16x; the stored data's bulk copy then BK5
-  // 1.15x, BK6 1.30x, BP5 1.01x, BP6 0.98x more (docs/benchmarks/operators.md)
+  // p = 2, diffusion with the points at the nodes: hex_thread_element_nodal (with_operator_kernel
+  // also gives it p = 1 diffusion at the nodes). H100, same run against the bound-4 point-column
+  // kernel (8M DOFs): BP5 stored 1.12x, on the fly 1.74x, BP6 1.28x, 1.85x, BK5 1.04x, 2.02x,
+  // BK6 1.02x, 2.16x; the stored data's bulk copy then BK5 1.15x, BK6 1.30x, BP5 1.01x, BP6
+  // 0.98x more. At p = 1 against hex_thread_element: BP5 stored 1.07x, on the fly 2.44x, BP6
+  // 1.18x, 1.75x, BK5 1.00x, 2.56x, BK6 1.76x, 2.60x (docs/benchmarks/operators.md)
   return nd1 == 3 && nodal && diffusion;
 }
 
@@ -180,6 +184,14 @@ OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1,
     } else {  // quadrilaterals, matrix products: run-time rows
       return OperatorRows{nq1, nd1, false, requires { K::matmul; }};
     }
+  });
+}
+
+ThreadElementLayout operator_thread_element_layout(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
+                                                   bool nodal_points) {
+  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, []<class K>() {
+    if constexpr (requires { K::thread_element; }) return ThreadElementLayout{K::stages_evector, K::bulk};
+    else return ThreadElementLayout{false, false};
   });
 }
 

@@ -791,6 +791,29 @@ struct NoEarlyWork {
 /// are two copy groups: early(d) runs once the first has arrived, while the second is still
 /// on its way (a gather issued there overlaps it). Has barriers on the GPU, for every thread;
 /// returns false for the threads past the last element.
+/// The block's elements in the one-thread-per-element kernels: consecutive, from `first`;
+/// `count` of them (the last block's may be fewer than its threads).
+struct ThreadElementBlock {
+  index_t first;
+  int count;
+};
+TESSERA_HOST_DEVICE inline ThreadElementBlock thread_element_block(const TeamContext& ctx, const Args& a) {
+  const int epb = ctx.items_per_block();
+  const index_t first = index_t(ctx.block()) * epb, left = a.ne - first;
+  return {first, left < epb ? static_cast<int>(left) : epb};
+}
+/// Calls f(i, l, j) for the block's entries i < count * n of rows of n entries (element l,
+/// entry j), spread over its threads. l = i / n from a single-precision reciprocal: exact for
+/// i < 2^22 whatever n (checked exhaustively for n <= 4096; the quotient's error stays below
+/// the 0.5 / n margin), which the block's rows in shared memory keep far below.
+template <class F>
+TESSERA_HOST_DEVICE inline void for_row_entries(TeamContext& ctx, int count, int n, const F& f) {
+  const float inv = 1.0f / static_cast<float>(n);
+  for (int i : ctx.block_threads(count * n)) {
+    const int l = static_cast<int>((static_cast<float>(i) + 0.5f) * inv);
+    f(i, l, i - l * n);
+  }
+}
 template <int ND, bool StageE = false, bool Bulk = false, class Early = NoEarlyWork>
 TESSERA_HOST_DEVICE inline bool thread_element_data(TeamContext& ctx, const Args& a, bool diffusion, bool on_the_fly,
                                                     ThreadElementData& d, const Early& early = {}) {
@@ -804,22 +827,17 @@ TESSERA_HOST_DEVICE inline bool thread_element_data(TeamContext& ctx, const Args
   auto maps = ctx.shared_common<int>(a.idx ? epb * RI : 0);
   auto evs = ctx.shared_common<double>(epb * RE);
   auto rows = ctx.shared_common<double>(epb * R);
-  const index_t first = ctx.block() * epb, left = a.ne - first;
-  const int count = left < epb ? static_cast<int>(left) : epb;
+  const ThreadElementBlock blk = thread_element_block(ctx, a);
+  const index_t first = blk.first;
+  const int count = blk.count;
   // Bulk: a full block's stored data in one bulk copy, into rows of per doubles
   const std::size_t bytes = sizeof(double) * std::size_t(count) * per;
   const bool bulk = Bulk && bulk_copy_available() && !on_the_fly && count == epb && bytes < (std::size_t(1) << 31) &&
                     ((reinterpret_cast<std::uintptr_t>(a.qdata + first * per) | bytes |
                       reinterpret_cast<std::uintptr_t>(rows.data())) & 15) == 0;
   const int Rk = bulk ? per : R;
-  // k / n from a single-precision reciprocal: exact for k < 2^16 and n <= 163 (the quotient's
-  // error stays far below the 0.5 / n margin)
   const auto to_rows = [&](double* dst, int row, const double* src, int n) {
-    const float inv = 1.0f / static_cast<float>(n);
-    for (int k : ctx.block_threads(count * n)) {
-      const int l = static_cast<int>((static_cast<float>(k) + 0.5f) * inv);
-      copy_async(ctx, &dst[l * row + (k - l * n)], &src[first * n + k]);
-    }
+    for_row_entries(ctx, count, n, [&](int i, int l, int j) { copy_async(ctx, &dst[l * row + j], &src[first * n + i]); });
   };
   const auto data_rows = [&] {
     if (bulk)
@@ -877,14 +895,10 @@ TESSERA_HOST_DEVICE inline void thread_element_store(TeamContext& ctx, const Arg
 #if defined(TESSERA_DEVICE_CODE)
   if (!d.ev_rows) return;
   ctx.sync();
-  const int epb = ctx.items_per_block(), CE = a.comps * ND;
-  const index_t first = ctx.block() * epb, left = a.ne - first;
-  const int count = left < epb ? static_cast<int>(left) : epb;
-  const float inv = 1.0f / static_cast<float>(CE);
-  for (int k : ctx.block_threads(count * CE)) {
-    const int l = static_cast<int>((static_cast<float>(k) + 0.5f) * inv);
-    a.y_out[first * CE + k] = d.ev_rows[l * d.ev_row + (k - l * CE)];
-  }
+  const ThreadElementBlock blk = thread_element_block(ctx, a);
+  const index_t first = blk.first;
+  const int CE = a.comps * ND;
+  for_row_entries(ctx, blk.count, CE, [&](int i, int l, int j) { a.y_out[first * CE + i] = d.ev_rows[l * d.ev_row + j]; });
 #else
   (void)ctx;
   (void)a;
@@ -1028,12 +1042,14 @@ TESSERA_INTERP_UNROLL
 /// Diffusion with the points at the nodes (Gauss-Lobatto, q = p + 1: B = I), N nodes per
 /// direction (instantiated for N = 2, 3: p = 1, 2): one thread per element, the gathered values and
 /// the result in registers. Stored: the element's D = w det J J^-1 J^-T staged by
-/// thread_element_data; on the fly: its vertices staged, their monomial coefficients in
-/// registers and D computed at each node (point_factor). At node (z, y, x) the reference gradient takes N multiply-adds per
-/// direction along the node's three lines, g = (sum_i G(i, x) u(z, y, i), sum_j G(j, y)
+/// thread_element_data (Bulk: in one bulk copy); on the fly: its vertices staged, their
+/// monomial coefficients in the same row (thread_element_coefficients) and D computed at each
+/// node (point_factor). StageE: element by element the E-vectors go through shared rows. At
+/// node (z, y, x) the reference gradient takes N multiply-adds per direction along the node's
+/// three lines, g = (sum_i G(i, x) u(z, y, i), sum_j G(j, y)
 /// u(z, j, x), sum_k G(k, z) u(k, y, x)) with G(i, q) = l_i'(x_q), and the transposed
 /// gradient of D g adds back along the same lines: 9 N multiply-adds per node in all.
-template <int N, bool OnTheFly>
+template <int N, bool OnTheFly, bool StageE, bool Bulk>
 TESSERA_HOST_DEVICE void hex_thread_element_nodal(TeamContext& ctx, const Args& a, const ThreadElementTables<N>& t) {
   constexpr int ND = N * N * N;
   const index_t e = ctx.item();
@@ -1045,7 +1061,7 @@ TESSERA_INTERP_UNROLL
   };
   ThreadElementData d;
   // the first component's values are gathered while D (the vertices) is still arriving
-  if (thread_element_data<ND, true, !OnTheFly && N == 3>(ctx, a, true, OnTheFly, d, [&](const ThreadElementData& dd) { gather(dd, 0); })) {
+  if (thread_element_data<ND, StageE, Bulk>(ctx, a, true, OnTheFly, d, [&](const ThreadElementData& dd) { gather(dd, 0); })) {
     double Xr[24];
     const double* Xc = OnTheFly ? thread_element_coefficients<true>(a, d.f, Xr) : nullptr;
     for (int c = 0; c < a.comps; ++c) {
@@ -1688,6 +1704,17 @@ int operator_bound(Geometry g, int nd1, int nq1);
 /// products are chosen. Its launches take one element per item and block-wide rows in the
 /// common region (Interpolator::operator_shape).
 bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1, bool nodal);
+/// The shared rows of the one-thread-per-element kernel that launch_operator picks for these
+/// sizes (operator_thread_element), as its functor declares them: whether element by element
+/// it stages the E-vectors (thread_element_data's StageE) and whether its stored data may
+/// arrive in a bulk copy (Bulk: an mbarrier in the common region). Interpolator::
+/// operator_shape sizes the common region with them.
+struct ThreadElementLayout {
+  bool stages_evector;
+  bool bulk;
+};
+ThreadElementLayout operator_thread_element_layout(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
+                                                   bool nodal_points);
 /// Whether the hexahedron mass operator runs by small matrix products (hex_mass_matmul) for
 /// these sizes: n1, m1 <= 16 and TESSERA_OPERATOR_MATMUL=1 (opt-in, on every backend: on the
 /// H100 it ran at 0.14-0.89x of the line kernels, docs/benchmarks/operators.md).
