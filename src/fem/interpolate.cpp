@@ -598,6 +598,12 @@ int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
     // elements per SM where 1 per item fits 3: H200, same run, BP3 4 per item 0.97x of the tree
     // before the merge, 1 per item 1.17x of 4 (with the points at the nodes, BP5, 1 per item was
     // 0.98x of 4: left at 4). (docs/benchmarks/operators.md)
+    // Stored diffusion with Gauss points at bound 6 (p = 3, 4 with q = p + 2): 1, with about 96
+    // threads per block (operator_elements_per_block). H100, 8M DOFs, tuner sweep of the
+    // elements per item and per block: BP3 p = 3 1x1 0.882 ms, 1x4 0.892, the rule before (2 per
+    // item, 5 per block) 0.955; p = 4 1x3 0.712, 1x7 (the rule before) 0.755
+    // (docs/benchmarks/operators.md)
+    if (gauss_diffusion_at_bound6(diffusion, on_the_fly)) return 1;
     if (diffusion && !on_the_fly && nd_ <= 64) return std::min(2, chunk());
     if (diffusion && !on_the_fly && nd_ <= 125 && !nodal_points_) return 1;
     if (single_nodal_diffusion(diffusion, on_the_fly)) return 1;
@@ -608,6 +614,11 @@ int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
     if (on_the_fly && !nodal_points_ && comps_ == 1 && nd_ >= 343 && (!diffusion || nd_ <= 729)) return 2;
   }
   return chunk();
+}
+
+bool Interpolator::gauss_diffusion_at_bound6(bool diffusion, bool on_the_fly) const {
+  return exec_.on_device() && geom_ == Geometry::Hexahedron && diffusion && !on_the_fly && !nodal_points_ &&
+         ia::operator_bound(geom_, nd1_, nq1_) == 6 && !ia::operator_thread_element(geom_, diffusion, nd1_, nq1_, false);
 }
 
 bool Interpolator::single_nodal_diffusion(bool diffusion, bool on_the_fly) const {
@@ -796,6 +807,9 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
   } else if (single_nodal_diffusion(diffusion, on_the_fly) &&
              operator_elements_per_item(diffusion, on_the_fly, element) == 1) {
     want = 2;  // with its rule of 1 per item (single_nodal_diffusion)
+  } else if (gauss_diffusion_at_bound6(diffusion, on_the_fly) &&
+             operator_elements_per_item(diffusion, on_the_fly, element) == 1) {
+    want = (96 + per - 1) / per;  // with its rule of 1 per item (operator_chunk): p = 3 4, p = 4 3
   } else if (exec_.on_device() && (bound == 4 || bound == 6) && per >= 8 && per < 32) {
     while (want < 16 && 5 * want * per < 4 * 32 * ((want * per + 31) / 32)) ++want;
   } else {

@@ -265,13 +265,17 @@ class Interpolator {
                       int epb = 1) const;
   /// The operator kernels' rule for the elements per item where neither the option nor the
   /// tuning cache sets it: chunk(), except on hexahedra on the GPU: stored diffusion at most 2
-  /// with p <= 3, 1 with Gauss points at p = 4 and 1 for scalars with the points at the nodes
+  /// with p <= 3 (1 with Gauss points at bound 6: gauss_diffusion_at_bound6), 1 with Gauss
+  /// points at p = 4 and 1 for scalars with the points at the nodes
   /// at p = 4, 5 (single_nodal_diffusion), and 2 on the fly with Gauss points and scalar
   /// fields from p = 6 (diffusion up to p = 8).
   int operator_chunk(bool diffusion, bool on_the_fly) const;
   /// Whether the rules give stored scalar diffusion with the points at the nodes 1 element per
   /// item and 2 per block (hexahedra on the GPU, p = 4, 5).
   bool single_nodal_diffusion(bool diffusion, bool on_the_fly) const;
+  /// Whether the rules give stored diffusion with Gauss points at bound 6 (p = 3, 4 with q = p
+  /// + 2; hexahedra on the GPU) 1 element per item and about 96 threads per block.
+  bool gauss_diffusion_at_bound6(bool diffusion, bool on_the_fly) const;
   /// Whether the hexahedron Gauss diffusion line kernel keeps its T2 stage in buffers that are
   /// dead at the time (Args::merged_lines) instead of one of its own.
   bool operator_merged_lines() const;
