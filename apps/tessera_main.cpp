@@ -386,6 +386,10 @@ int main(int argc, char** argv) {
     cmd->add_option("--chunk", o.chunk, "Fused kernels: elements per thread group, one after the other (0: 512 / nodes, at most 8)")
         ->check(CLI::Range(0, 64))
         ->capture_default_str();
+    cmd->add_option("--ordering", o.ordering,
+                    "Global node numbering of the H1 spaces (fem::NodeOrdering): first-touch, by-entity or interleaved")
+        ->check(CLI::IsMember({"first-touch", "by-entity", "interleaved"}))
+        ->capture_default_str();
     cmd->add_option("--json", o.json, "Append results as JSON lines to this file");
   };
   auto* bbp = bench->add_subcommand(

@@ -122,6 +122,11 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
   TESSERA_REQUIRE(tensor || !opt.element, cmd, ": element-level (BK) applies exist for quad and hex meshes only");
   TESSERA_REQUIRE(tensor || !opt.tune, cmd, ": the fused kernels (tuned here) exist for quad and hex meshes only");
 
+  const fem::NodeOrdering ordering = opt.ordering == "by-entity"     ? fem::NodeOrdering::ByEntity
+                                     : opt.ordering == "interleaved" ? fem::NodeOrdering::Interleaved
+                                                                     : fem::NodeOrdering::FirstTouch;
+  TESSERA_REQUIRE(opt.ordering == fem::name(ordering), cmd, ": unknown --ordering '", opt.ordering,
+                  "'; use first-touch, by-entity or interleaved");
   std::string copy_label;
   const double copy_gbs = copy_bandwidth_gbs(exec, exec.on_device() ? index_t(1) << 27 : index_t(1) << 24, opt.reps,
                                              &copy_label);
@@ -130,7 +135,8 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
       << (opt.element ? "Element-level apply (E-vector to E-vector)" : "Operator apply (global vector to global vector)")
       << " on " << opt.elements << " meshes; BP1/2 mass and BP3/4 diffusion with q = p + 2 Gauss points, BP5/6 "
       << "diffusion with q = p + 1 Gauss-Lobatto points; median of " << opt.reps << " runs after 2 warm-ups. "
-      << "Copy reference (" << copy_label << "): " << std::fixed << std::setprecision(1) << copy_gbs << " GB/s.\n\n";
+      << "Copy reference (" << copy_label << "): " << std::fixed << std::setprecision(1) << copy_gbs << " GB/s. "
+      << "Node numbering: " << fem::name(ordering) << ".\n\n";
   if (opt.tune)
     out << "| problem | p | geometry | elements | DOFs | per item x per block: ms | best | was |\n"
         << "|---|---:|---|---:|---:|---|---:|---|\n";
@@ -155,7 +161,7 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
         }
         // one space per component count and order (building one costs seconds at 8M DOFs)
         std::unique_ptr<fem::H1Space>& sp = spaces[pr.components()];
-        if (!sp) sp = std::make_unique<fem::H1Space>(mesh, p, pr.components());
+        if (!sp) sp = std::make_unique<fem::H1Space>(mesh, p, pr.components(), ordering);
         const fem::H1Space& space = *sp;
         const index_t ndofs = space.num_dofs();
         const index_t ne = mesh.num_elements();
@@ -265,6 +271,7 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
               << std::setprecision(3) << t << " | " << sig3(gdofs) << " | " << std::setprecision(1)
               << bytes / ndofs << " | " << std::setprecision(0) << 100 * gdofs / roof << "% |";
           nlohmann::json j{{"bench", opt.element ? "bk" : "bp"}, {"backend", to_string(exec.backend)},
+                           {"ordering", fem::name(ordering)},
                            {"device", describe(exec)}, {"problem", pr.name()}, {"order", p},
                            {"elements_type", opt.elements}, {"geometry", gname}, {"elements", ne}, {"dofs", ndofs},
                            {"points_per_element", nq}, {"elements_per_block", tensor ? epb : 0},

@@ -176,6 +176,7 @@ const char* name(NodeOrdering o) {
   switch (o) {
     case NodeOrdering::FirstTouch: return "first-touch";
     case NodeOrdering::ByEntity: return "by-entity";
+    case NodeOrdering::Interleaved: return "interleaved";
   }
   return "invalid";
 }
@@ -198,7 +199,8 @@ H1Space::H1Space(const Mesh& mesh, int order, int components, NodeOrdering order
   if (order < 1) fail("fem::H1Space: order p = ", order, " is not supported; use p >= 1");
   if (components < 1) fail("fem::H1Space: components = ", components, "; a field has at least 1 component");
   if (mesh.num_elements() == 0) fail("fem::H1Space: the mesh has no elements; add elements or load a mesh first");
-  if (ordering != NodeOrdering::FirstTouch && ordering != NodeOrdering::ByEntity)
+  if (ordering != NodeOrdering::FirstTouch && ordering != NodeOrdering::ByEntity &&
+      ordering != NodeOrdering::Interleaved)
     fail("fem::H1Space: invalid NodeOrdering value ", static_cast<int>(ordering));
   const int p = order;
   const index_t ne = mesh.num_elements(), nv = mesh.num_vertices();
@@ -413,6 +415,55 @@ H1Space::H1Space(const Mesh& mesh, int order, int components, NodeOrdering order
   if (n != total)
     fail("fem::H1Space: internal error: numbered ", n, " nodes, counted ", total, " (please report this mesh)");
   num_nodes_ = n;
+  if (ordering == NodeOrdering::Interleaved) interleave();
+}
+
+void H1Space::interleave() {
+  // The first-touch numbering gives each entity (vertex, edge, face, interior) one block of
+  // consecutive ids: a block starts where an id is the lowest of its entity. Visiting the
+  // element nodes position by position (every element's local node 0, then every element's
+  // node 1, ...) renumbers each block, kept whole, at its first visit.
+  const index_t nn = num_nodes_;
+  std::vector<index_t> start(std::size_t(nn), -1);  // old id -> first old id of its block
+  const auto mark = [&](index_t base, index_t size) {
+    for (index_t i = 0; i < size; ++i) start[std::size_t(base + i)] = base;
+  };
+  for (index_t id : vertex_node_)
+    if (id >= 0) mark(id, 1);
+  for (index_t id : edge_node_)
+    if (id >= 0) mark(id, order_ - 1);
+  for (std::size_t f = 0; f < faces_.size(); ++f)
+    if (face_node_[f] >= 0) mark(face_node_[f], face_nodes(faces_[f], order_));
+  // the rest are element interiors: each element's interior ids are one block from its lowest
+  const index_t ne = index_t(offsets_.size()) - 1;
+  std::size_t most = 0;
+  for (index_t e = 0; e < ne; ++e) {
+    const std::size_t a = std::size_t(offsets_[std::size_t(e)]), b = std::size_t(offsets_[std::size_t(e) + 1]);
+    most = std::max(most, b - a);
+    index_t low = -1, count = 0;
+    for (std::size_t k = a; k < b; ++k)
+      if (start[std::size_t(nodes_[k])] < 0) {
+        low = low < 0 ? nodes_[k] : std::min(low, nodes_[k]);
+        ++count;
+      }
+    if (count > 0) mark(low, count);
+  }
+  std::vector<index_t> fresh(std::size_t(nn), -1);  // old id -> new id
+  index_t n = 0;
+  for (std::size_t l = 0; l < most; ++l)
+    for (index_t e = 0; e < ne; ++e) {
+      const std::size_t k = std::size_t(offsets_[std::size_t(e)]) + l;
+      if (k >= std::size_t(offsets_[std::size_t(e) + 1])) continue;
+      const index_t old = nodes_[k], b = start[std::size_t(old)];
+      if (fresh[std::size_t(b)] >= 0) continue;
+      for (index_t i = b; i < nn && start[std::size_t(i)] == b; ++i) fresh[std::size_t(i)] = n++;
+    }
+  if (n != nn)
+    fail("fem::H1Space: internal error: interleaved ", n, " of ", nn, " nodes (please report this mesh)");
+  for (index_t& id : nodes_) id = fresh[std::size_t(id)];
+  for (auto* ids : {&vertex_node_, &edge_node_, &face_node_})
+    for (index_t& id : *ids)
+      if (id >= 0) id = fresh[std::size_t(id)];
 }
 
 void H1Space::entity_nodes(Geometry g, std::span<const index_t> v, std::vector<index_t>& out) const {

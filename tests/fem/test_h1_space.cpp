@@ -195,7 +195,7 @@ TEST(H1Space, SharedNodesAgreeWhateverTheVertexNumbering) {
   for (Geometry g : box_geometries)
     for (unsigned seed : {0u, 1u, 2u})
       for (int p : {1, 2, 3, 4, 5})
-        for (NodeOrdering o : {NodeOrdering::FirstTouch, NodeOrdering::ByEntity}) {
+        for (NodeOrdering o : {NodeOrdering::FirstTouch, NodeOrdering::ByEntity, NodeOrdering::Interleaved}) {
           const Mesh base = perturbed_box(g, 3);
           const Mesh m = seed == 0 ? base : renumbered(base, seed);
           const H1Space s(m, p, 1, o);
@@ -262,6 +262,59 @@ TEST(H1Space, NodeOrderings) {
       }
       EXPECT_TRUE(consistent) << name(g) << " p=" << p;
       EXPECT_EQ(std::count(to_be.begin(), to_be.end(), -1), 0);
+    }
+}
+
+TEST(H1Space, InterleavedOrderingNumbersLocalNodeByLocalNode) {
+  // Interleaved: every element's local node 0 is numbered before any element's node 1, and so
+  // on, each entity's nodes as one consecutive block (the entity node lists rely on it), and
+  // the sharing is that of first touch (a slot-by-slot bijection).
+  for (Geometry g : box_geometries)
+    for (int p : {1, 2, 3, 4}) {
+      const Mesh m = renumbered(box_mesh(g, {3, 2, 3}), 5);
+      const H1Space ft(m, p), il(m, p, 1, NodeOrdering::Interleaved);
+      EXPECT_EQ(il.ordering(), NodeOrdering::Interleaved);
+      EXPECT_STREQ(name(il.ordering()), "interleaved");
+      ASSERT_EQ(ft.num_nodes(), il.num_nodes());
+      const index_t ne = m.num_elements();
+      const std::size_t nd = il.element_nodes(0).size();
+      // the highest id reached after local node l of all elements is below the lowest id first
+      // reached at local node l + 1
+      index_t high = -1;
+      std::vector<char> met(std::size_t(il.num_nodes()), 0);
+      bool ordered = true;
+      for (std::size_t l = 0; l < nd; ++l) {
+        index_t low = il.num_nodes(), top = high;
+        for (index_t e = 0; e < ne; ++e) {
+          const index_t id = il.element_nodes(e)[l];
+          if (!met[std::size_t(id)]) low = std::min(low, id), top = std::max(top, id);
+          met[std::size_t(id)] = 1;
+        }
+        if (low < il.num_nodes()) ordered = ordered && low > high;
+        high = top;
+      }
+      // up to p = 2 every entity has at most one node, so the numbering is strictly local node
+      // by local node; from p = 3 a block met at node l also holds ids that later positions reach
+      if (p <= 2) EXPECT_TRUE(ordered) << name(g) << " p=" << p;
+      EXPECT_EQ(il.element_nodes(0)[0], 0);
+      std::vector<index_t> to_il(std::size_t(ft.num_nodes()), -1), to_ft(std::size_t(ft.num_nodes()), -1);
+      bool consistent = true;
+      for (std::size_t k = 0; k < ft.element_node_ids().size(); ++k) {
+        const index_t a = ft.element_node_ids()[k], b = il.element_node_ids()[k];
+        auto& x = to_il[std::size_t(a)];
+        auto& y = to_ft[std::size_t(b)];
+        consistent = consistent && (x < 0 || x == b) && (y < 0 || y == a);
+        x = b, y = a;
+      }
+      EXPECT_TRUE(consistent) << name(g) << " p=" << p;
+      EXPECT_EQ(std::count(to_il.begin(), to_il.end(), -1), 0);
+      // the boundary (entity node lists, from the blocks) maps to the same nodes
+      std::vector<index_t> bf, bi;
+      for (index_t id : ft.boundary_nodes()) bf.push_back(to_il[std::size_t(id)]);
+      for (index_t id : il.boundary_nodes()) bi.push_back(id);
+      std::sort(bf.begin(), bf.end());
+      std::sort(bi.begin(), bi.end());
+      EXPECT_EQ(bf, bi) << name(g) << " p=" << p;
     }
 }
 

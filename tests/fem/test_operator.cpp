@@ -342,6 +342,25 @@ TEST_P(OperatorTest, ThreadPerElementHexahedraOverManyBlocksEqualAssembled) {
         }
 }
 
+TEST_P(OperatorTest, InterleavedNumberingEqualsAssembled) {
+  // NodeOrdering::Interleaved renumbers the nodes local position by local position, so the
+  // lanes of a one-thread-per-element warp gather and scatter neighbouring addresses: the
+  // operators (one thread per element at p = 1 and with Gauss-Lobatto points at p = 2, the line
+  // kernels at p = 2, 3) equal the assembled ones there as in the first-touch numbering.
+  const Mesh mesh = distorted_mesh("box:hex:7x6x5:perturb=0.2");
+  for (int p : {1, 2, 3})
+    for (const auto& [kind, gll] : {std::pair{OperatorKind::Mass, false}, std::pair{OperatorKind::Diffusion, true}})
+      for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
+        SCOPED_TRACE(std::string(name(kind)) + " p=" + std::to_string(p) + (gll ? " (Gauss-Lobatto)" : "") + " " +
+                     name(gs));
+        const H1Space space(mesh, p, 1, NodeOrdering::Interleaved);
+        OperatorOptions opt;
+        opt.geometry = gs;
+        if (gll) opt.quadrature = QuadratureType::GaussLobatto;
+        expect_matches_assembled(space, kind, exec(), opt);
+      }
+}
+
 TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
   // The fused hexahedron kernel has variants by the larger of nodes and points per direction
   // (<= 4, 6, 8, 10, 12, 14, more; operator_bound): p = 5, 6 and 7, 8 (q = p + 2) fill the

@@ -47,10 +47,13 @@ inline constexpr index_t max_h1_nodes = index_t{2147483647};
 /// Layout of an H1Space's global nodes (see the file comment).
 enum class NodeOrdering {
   FirstTouch,  ///< element by element, each entity's nodes numbered at its first visit
-  ByEntity     ///< vertices, then edges, then faces, then element interiors
+  ByEntity,    ///< vertices, then edges, then faces, then element interiors
+  Interleaved  ///< local node by local node across the elements (every element's node 0, then
+               ///< every element's node 1, ...), each entity's nodes numbered at its first
+               ///< visit: consecutive elements' nodes at one local position are then close
 };
 
-/// "first-touch" or "by-entity".
+/// "first-touch", "by-entity" or "interleaved".
 const char* name(NodeOrdering o);
 
 /// The order-p H1 space of a mesh (see the file comment).
@@ -107,6 +110,7 @@ class H1Space {
   index_t edge_id(index_t a, index_t b) const;
   index_t face_id(const Key& sorted) const;
   void entity_nodes(Geometry g, std::span<const index_t> v, std::vector<index_t>& out) const;
+  void interleave();  // NodeOrdering::Interleaved, from the first-touch numbering
 
   const Mesh* mesh_;
   int order_, components_;
