@@ -387,8 +387,9 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0, 64))
         ->capture_default_str();
     cmd->add_option("--ordering", o.ordering,
-                    "Global node numbering of the H1 spaces (fem::NodeOrdering): first-touch, by-entity or interleaved")
-        ->check(CLI::IsMember({"first-touch", "by-entity", "interleaved"}))
+                    "Global node numbering of the H1 spaces (fem::NodeOrdering): auto (interleaved up to p = 2, "
+                    "first-touch from p = 3), first-touch, by-entity or interleaved")
+        ->check(CLI::IsMember({"auto", "first-touch", "by-entity", "interleaved"}))
         ->capture_default_str();
     cmd->add_option("--json", o.json, "Append results as JSON lines to this file");
   };

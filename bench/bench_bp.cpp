@@ -124,9 +124,10 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
 
   const fem::NodeOrdering ordering = opt.ordering == "by-entity"     ? fem::NodeOrdering::ByEntity
                                      : opt.ordering == "interleaved" ? fem::NodeOrdering::Interleaved
-                                                                     : fem::NodeOrdering::FirstTouch;
+                                     : opt.ordering == "first-touch" ? fem::NodeOrdering::FirstTouch
+                                                                     : fem::NodeOrdering::Auto;
   TESSERA_REQUIRE(opt.ordering == fem::name(ordering), cmd, ": unknown --ordering '", opt.ordering,
-                  "'; use first-touch, by-entity or interleaved");
+                  "'; use auto, first-touch, by-entity or interleaved");
   std::string copy_label;
   const double copy_gbs = copy_bandwidth_gbs(exec, exec.on_device() ? index_t(1) << 27 : index_t(1) << 24, opt.reps,
                                              &copy_label);
@@ -136,7 +137,8 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
       << " on " << opt.elements << " meshes; BP1/2 mass and BP3/4 diffusion with q = p + 2 Gauss points, BP5/6 "
       << "diffusion with q = p + 1 Gauss-Lobatto points; median of " << opt.reps << " runs after 2 warm-ups. "
       << "Copy reference (" << copy_label << "): " << std::fixed << std::setprecision(1) << copy_gbs << " GB/s. "
-      << "Node numbering: " << fem::name(ordering) << ".\n\n";
+      << "Node numbering: " << fem::name(ordering)
+      << (ordering == fem::NodeOrdering::Auto ? " (interleaved up to p = 2, first-touch from p = 3)" : "") << ".\n\n";
   if (opt.tune)
     out << "| problem | p | geometry | elements | DOFs | per item x per block: ms | best | was |\n"
         << "|---|---:|---|---:|---:|---|---:|---|\n";
@@ -271,7 +273,7 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
               << std::setprecision(3) << t << " | " << sig3(gdofs) << " | " << std::setprecision(1)
               << bytes / ndofs << " | " << std::setprecision(0) << 100 * gdofs / roof << "% |";
           nlohmann::json j{{"bench", opt.element ? "bk" : "bp"}, {"backend", to_string(exec.backend)},
-                           {"ordering", fem::name(ordering)},
+                           {"ordering", fem::name(space.ordering())},
                            {"device", describe(exec)}, {"problem", pr.name()}, {"order", p},
                            {"elements_type", opt.elements}, {"geometry", gname}, {"elements", ne}, {"dofs", ndofs},
                            {"points_per_element", nq}, {"elements_per_block", tensor ? epb : 0},

@@ -177,6 +177,7 @@ const char* name(NodeOrdering o) {
     case NodeOrdering::FirstTouch: return "first-touch";
     case NodeOrdering::ByEntity: return "by-entity";
     case NodeOrdering::Interleaved: return "interleaved";
+    case NodeOrdering::Auto: return "auto";
   }
   return "invalid";
 }
@@ -195,12 +196,14 @@ index_t H1Space::face_id(const Key& k) const {
 }
 
 H1Space::H1Space(const Mesh& mesh, int order, int components, NodeOrdering ordering)
-    : mesh_(&mesh), order_(order), components_(components), ordering_(ordering) {
+    : mesh_(&mesh), order_(order), components_(components),
+      ordering_(ordering == NodeOrdering::Auto ? (order <= 2 ? NodeOrdering::Interleaved : NodeOrdering::FirstTouch)
+                                               : ordering) {
   if (order < 1) fail("fem::H1Space: order p = ", order, " is not supported; use p >= 1");
   if (components < 1) fail("fem::H1Space: components = ", components, "; a field has at least 1 component");
   if (mesh.num_elements() == 0) fail("fem::H1Space: the mesh has no elements; add elements or load a mesh first");
   if (ordering != NodeOrdering::FirstTouch && ordering != NodeOrdering::ByEntity &&
-      ordering != NodeOrdering::Interleaved)
+      ordering != NodeOrdering::Interleaved && ordering != NodeOrdering::Auto)
     fail("fem::H1Space: invalid NodeOrdering value ", static_cast<int>(ordering));
   const int p = order;
   const index_t ne = mesh.num_elements(), nv = mesh.num_vertices();
@@ -415,7 +418,7 @@ H1Space::H1Space(const Mesh& mesh, int order, int components, NodeOrdering order
   if (n != total)
     fail("fem::H1Space: internal error: numbered ", n, " nodes, counted ", total, " (please report this mesh)");
   num_nodes_ = n;
-  if (ordering == NodeOrdering::Interleaved) interleave();
+  if (ordering_ == NodeOrdering::Interleaved) interleave();
 }
 
 void H1Space::interleave() {

@@ -575,7 +575,7 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
   const Dim3 th = operator_shape(diffusion, a.on_the_fly, element, &item, &common, epb);
   // the run-time-size kernels' element buffers go to device memory when they do not fit
   // (items_may_spill in operator_kernels.cpp); the bounded ones must fit
-  if (exec_.on_device() && !ia::operator_may_spill(geom_, diffusion, a.on_the_fly, nd1_, nq1_, nodal_points_)) {
+  if (exec_.on_device() && !ia::operator_may_spill(geom_, diffusion, a.on_the_fly, nd1_, nq1_, nodal_points_, element)) {
     const std::size_t limit = current_device().shared_per_block_optin;
     const std::size_t need = operator_shared_bytes(diffusion, a.on_the_fly, epb, element);
     if (need > limit)
@@ -618,7 +618,8 @@ int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
 
 bool Interpolator::gauss_diffusion_at_bound6(bool diffusion, bool on_the_fly) const {
   return exec_.on_device() && geom_ == Geometry::Hexahedron && diffusion && !on_the_fly && !nodal_points_ &&
-         ia::operator_bound(geom_, nd1_, nq1_) == 6 && !ia::operator_thread_element(geom_, diffusion, nd1_, nq1_, false);
+         ia::operator_bound(geom_, nd1_, nq1_) == 6 &&
+         !ia::operator_thread_element(geom_, diffusion, nd1_, nq1_, false, false);
 }
 
 bool Interpolator::single_nodal_diffusion(bool diffusion, bool on_the_fly) const {
@@ -646,7 +647,7 @@ int Interpolator::operator_elements_per_item(bool diffusion, bool on_the_fly, bo
     // the option, else the tuning cache's choice, else the kernels' rule (operator_chunk)
     int k = opt_.elements_per_item;
     std::string src = "option";
-    if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_, nodal_points_)) {
+    if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_, nodal_points_, element)) {
       k = 1;
       src = "one thread per element";
     } else if (k == 0 && opt_.use_tuning_cache) {
@@ -677,13 +678,13 @@ void Interpolator::set_elements_per_item(int k) {
 
 Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element, std::size_t* item,
                                   std::size_t* common, int epb) const {
-  if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_, nodal_points_)) {
+  if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_, nodal_points_, element)) {
     // hex_thread_element: the block's rows in the common region on the GPU (the CPU reads in place)
     *item = 0;
     *common = 0;
     // in thread_element_data's order: the bulk copy's mbarrier, maps, E-vector rows, data rows
     const ia::ThreadElementLayout l =
-        ia::operator_thread_element_layout(geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_);
+        ia::operator_thread_element_layout(geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_, element);
     if (exec_.on_device())
       *common = SharedLayout()
                     .add<unsigned long long>(l.bulk ? 1 : 0)
@@ -705,7 +706,7 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
         .add<double>(D ? n1 * m1 : 0)
         .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(nx).add<double>(on_the_fly ? 4 * 2 : 0);
   } else {
-    const ia::OperatorRows rows = ia::operator_rows(geom_, diffusion, on_the_fly, n1, m1, nodal_points_);
+    const ia::OperatorRows rows = ia::operator_rows(geom_, diffusion, on_the_fly, n1, m1, nodal_points_, element);
     const int S = rows.points, np = m1 * m1 * S;
     const int ub = ia::gather_buffers(k, comps_) * n1 * n1 * rows.gathered;
     if (rows.matmul) {  // hex_mass_matmul: two warps per element
@@ -767,7 +768,7 @@ int Interpolator::max_operator_elements_per_block(bool diffusion, bool on_the_fl
   const Dim3 t = operator_shape(diffusion, on_the_fly, element, &item, &common);
   // the kernel's own limit (register use) can be below 512
   const int threads = std::min(
-      kMaxBlockThreads, ia::operator_max_threads(exec_, geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_));
+      kMaxBlockThreads, ia::operator_max_threads(exec_, geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_, element));
   int m = std::max(1, threads / (t.x * t.y * t.z));
   const std::size_t limit = current_device().shared_per_block_optin;
   while (m > 1 && operator_shared_bytes(diffusion, on_the_fly, m, element) > limit) --m;
@@ -797,7 +798,7 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
   const int bound = ia::operator_bound(geom_, nd1_, nq1_);
   const int per = th.x * th.y * th.z;
   int want = 1;
-  if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_, nodal_points_)) {
+  if (ia::operator_thread_element(geom_, diffusion, nd1_, nq1_, nodal_points_, element)) {
     // one thread per element: 128 (4 warps), or fewer where the block's staged rows pass 32 KB
     // (stored diffusion: 1.3 KB per element at q = 3), in whole warps, at least one
     const std::size_t row = operator_shared_bytes(diffusion, on_the_fly, 1, element);

@@ -83,7 +83,7 @@ bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1) {
   return e && *e && std::atoi(e) != 0;
 }
 
-bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1, bool nodal) {
+bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1, bool nodal, bool element) {
   if (g != Geometry::Hexahedron || forced_bound() >= 0 || operator_matmul(g, diffusion, nd1, nq1)) return false;
   // p = 1. At p = 2 (N = 3) with Gauss points the general kernel was measured and not adopted:
   // on the H100 (8M DOFs) mass ran 1.04-1.19x faster in the global apply but 0.70-0.94x element
@@ -91,6 +91,12 @@ bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1, bool 
   // diffusion's 255 registers and spills made BP3 0.57x and BP5 on the fly 0.30x
   // (docs/benchmarks/operators.md)
   if (nd1 == 2) return nq1 >= 2 && nq1 <= 3;
+  // p = 2 mass with at most 4 points per direction in the global apply. H100, 8M DOFs, same
+  // run against the line kernel: with the interleaved numbering (the default at p = 2) BP1
+  // stored 1.38x, on the fly 1.46x, BP2 2.18x, 1.73x; with first touch BP1 0.95x, 1.09x, BP2
+  // 1.03x, 1.16x. Element by element the E-vectors, read and written with a stride of one
+  // element per thread, made it 0.70-0.94x (docs/benchmarks/operators.md)
+  if (nd1 == 3 && !diffusion && !element) return nq1 >= 2 && nq1 <= 4;
   // p = 2, diffusion with the points at the nodes: hex_thread_element_nodal (with_operator_kernel
   // also gives it p = 1 diffusion at the nodes). H100, same run against the bound-4 point-column
   // kernel (8M DOFs): BP5 stored 1.12x, on the fly 1.74x, BP6 1.28x, 1.85x, BK5 1.04x, 2.02x,
@@ -113,7 +119,7 @@ int operator_bound(Geometry g, int nd1, int nq1) {
 /// Calls v.template operator()<Functor>() with the functor type of the kernel that serves
 /// (geometry, diffusion, on the fly, 1-D sizes, points at the nodes).
 template <class Visit>
-auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal,
+auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal, bool element,
                           const Visit& v) {
   if (operator_matmul(g, diffusion, nd1, nq1)) {
     if (std::max(nd1, nq1) <= 8)
@@ -122,7 +128,10 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
     return on_the_fly ? v.template operator()<HexMassMatmul<true, 16>>()
                       : v.template operator()<HexMassMatmul<false, 16>>();
   }
-  if (operator_thread_element(g, diffusion, nd1, nq1, nodal)) {
+  if (operator_thread_element(g, diffusion, nd1, nq1, nodal, element)) {
+    if (nd1 == 3 && !diffusion)
+      return on_the_fly ? v.template operator()<HexThreadElement<3, false, true>>()
+                        : v.template operator()<HexThreadElement<3, false, false>>();
     if (nd1 == 3)
       return on_the_fly ? v.template operator()<HexThreadElementNodal<3, true>>()
                         : v.template operator()<HexThreadElementNodal<3, false>>();
@@ -161,7 +170,7 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
 }
 
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a) {
-  with_operator_kernel(g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, [&]<class K>() {
+  with_operator_kernel(g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, a.idx == nullptr, [&]<class K>() {
     K k{a};
     if constexpr (requires { typename K::Policy; })
       if constexpr (K::Policy::lines) fill_line_tables(k.t, a);
@@ -171,13 +180,15 @@ void launch_operator(const char* label, const Exec& exec, const Teams& t, Geomet
   });
 }
 
-bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points) {
-  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points,
+bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points,
+                        bool element) {
+  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, element,
                               []<class K>() { return detail::team_items_may_spill<K>(); });
 }
 
-OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points) {
-  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, [&]<class K>() {
+OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points,
+                           bool element) {
+  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, element, [&]<class K>() {
     if constexpr (requires { typename K::Policy; }) {
       using P = typename K::Policy;
       return OperatorRows{P::rows > 0 ? P::rows : nq1, P::gather_rows > 0 ? P::gather_rows : nd1, P::lines, false};
@@ -188,16 +199,16 @@ OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1,
 }
 
 ThreadElementLayout operator_thread_element_layout(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
-                                                   bool nodal_points) {
-  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, []<class K>() {
+                                                   bool nodal_points, bool element) {
+  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, element, []<class K>() {
     if constexpr (requires { K::thread_element; }) return ThreadElementLayout{K::stages_evector, K::bulk};
     else return ThreadElementLayout{false, false};
   });
 }
 
 int operator_max_threads(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
-                         bool nodal_points) {
-  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points,
+                         bool nodal_points, bool element) {
+  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, element,
                               [&]<class K>() { return team_max_threads<K>(exec); });
 }
 

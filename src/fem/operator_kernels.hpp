@@ -927,8 +927,8 @@ TESSERA_INTERP_UNROLL
 #endif
 }
 
-/// Hexahedra with N nodes per direction (instantiated for N = 2, p = 1; N = 3 was measured
-/// and not adopted, operator_thread_element) and at most N + 1 points: one thread per
+/// Hexahedra with N nodes per direction (instantiated for N = 2, p = 1, and N = 3 for mass in
+/// the global apply; see operator_thread_element) and at most N + 1 points: one thread per
 /// element, every intermediate in registers, its data staged by thread_element_data. Each
 /// thread runs its element: the contractions go slab by slab in z and line by line in y, and
 /// the transposed ones accumulate in the same loops. The gathered values, the result and the
@@ -1698,12 +1698,13 @@ TESSERA_INTERP_UNROLL
 int operator_bound(Geometry g, int nd1, int nq1);
 /// Whether the hexahedron operator for these sizes runs one thread per element: p = 1 with 2
 /// or 3 points per direction (hex_thread_element with N = 2; with the points at the nodes,
-/// diffusion: hex_thread_element_nodal), and diffusion at p = 2 with the points at the nodes
-/// (hex_thread_element_nodal with N = 3); not when
+/// diffusion: hex_thread_element_nodal), diffusion at p = 2 with the points at the nodes
+/// (hex_thread_element_nodal with N = 3) and, in the global apply (not `element`), mass at
+/// p = 2 with at most 4 points per direction (hex_thread_element with N = 3); not when
 /// TESSERA_OPERATOR_BOUND is set (comparisons with the bounded kernels) or the opt-in matrix
 /// products are chosen. Its launches take one element per item and block-wide rows in the
 /// common region (Interpolator::operator_shape).
-bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1, bool nodal);
+bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1, bool nodal, bool element);
 /// The shared rows of the one-thread-per-element kernel that launch_operator picks for these
 /// sizes (operator_thread_element), as its functor declares them: whether element by element
 /// it stages the E-vectors (thread_element_data's StageE) and whether its stored data may
@@ -1714,7 +1715,7 @@ struct ThreadElementLayout {
   bool bulk;
 };
 ThreadElementLayout operator_thread_element_layout(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
-                                                   bool nodal_points);
+                                                   bool nodal_points, bool element);
 /// Whether the hexahedron mass operator runs by small matrix products (hex_mass_matmul) for
 /// these sizes: n1, m1 <= 16 and TESSERA_OPERATOR_MATMUL=1 (opt-in, on every backend: on the
 /// H100 it ran at 0.14-0.89x of the line kernels, docs/benchmarks/operators.md).
@@ -1723,7 +1724,8 @@ bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1);
 /// (core/team.hpp): its element buffers then go to device memory when they do not fit the
 /// block's shared memory (the run-time-size kernels: diffusion from p = 13 with q = p + 2 and
 /// from p = 14 with Gauss-Lobatto points, on the GPU).
-bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points);
+bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points,
+                        bool element);
 /// The row lengths (row_length) of the shared buffers of the kernel that launch_operator picks
 /// for these sizes: its point data (HexPolicy::rows, or nq1 where its rows are not padded)
 /// and its gathered nodal values (HexPolicy::gather_rows, or nd1).
@@ -1733,13 +1735,14 @@ struct OperatorRows {
   bool lines;     // HexPolicy::lines: the kernel runs by lines (hex_mass_lines, hex_diffusion_lines), its own layout
   bool matmul;    // hex_mass_matmul, its own layout and two warps per element
 };
-OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points);
+OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points,
+                           bool element);
 /// Launches the fused operator of geometry g (quadrilateral or hexahedron); a.on_the_fly
 /// selects the geometry source.
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a);
 /// The most threads per block the kernel that launch_operator picks for these sizes can use
 /// (its register use sets it on the GPU; INT_MAX on the CPU).
 int operator_max_threads(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
-                         bool nodal_points);
+                         bool nodal_points, bool element);
 
 }  // namespace tessera::fem::interp_detail

@@ -231,8 +231,10 @@ TEST(H1Space, NodeOrderings) {
   for (Geometry g : box_geometries)
     for (int p : {1, 2, 4}) {
       const Mesh m = renumbered(box_mesh(g, {3, 3, 3}), 7);
-      const H1Space ft(m, p), be(m, p, 1, NodeOrdering::ByEntity);
+      const H1Space ft(m, p, 1, NodeOrdering::FirstTouch), be(m, p, 1, NodeOrdering::ByEntity);
       EXPECT_EQ(ft.ordering(), NodeOrdering::FirstTouch);
+      // the default: interleaved up to p = 2, first touch from p = 3
+      EXPECT_EQ(H1Space(m, p).ordering(), p <= 2 ? NodeOrdering::Interleaved : NodeOrdering::FirstTouch);
       ASSERT_EQ(ft.num_nodes(), be.num_nodes());
       // First touch: element 0 reaches all of its nodes first, so they are 0 .. npe - 1.
       const auto e0 = ft.element_nodes(0);
@@ -272,7 +274,7 @@ TEST(H1Space, InterleavedOrderingNumbersLocalNodeByLocalNode) {
   for (Geometry g : box_geometries)
     for (int p : {1, 2, 3, 4}) {
       const Mesh m = renumbered(box_mesh(g, {3, 2, 3}), 5);
-      const H1Space ft(m, p), il(m, p, 1, NodeOrdering::Interleaved);
+      const H1Space ft(m, p, 1, NodeOrdering::FirstTouch), il(m, p, 1, NodeOrdering::Interleaved);
       EXPECT_EQ(il.ordering(), NodeOrdering::Interleaved);
       EXPECT_STREQ(name(il.ordering()), "interleaved");
       ASSERT_EQ(ft.num_nodes(), il.num_nodes());

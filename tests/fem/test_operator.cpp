@@ -317,8 +317,8 @@ TEST_P(OperatorTest, ThreadPerElementHexahedraOverManyBlocksEqualAssembled) {
   // diffusion with the points at the nodes runs one thread per element too
   // (hex_thread_element_nodal; on the GPU element by element its values and results go through
   // shared rows, and stored data of a full block arrives in one bulk copy, of the partial last
-  // block by the threads), the other p = 2 cases the line kernels: checked here on many blocks
-  // too.
+  // block by the threads), and so does mass in the global apply (hex_thread_element with N =
+  // 3); the other p = 2 cases the line kernels: checked here on many blocks too.
   const Mesh mesh = distorted_mesh("box:hex:7x6x5:perturb=0.2");
   for (int p : {1, 2})
     for (const auto& [kind, gll] : {std::pair{OperatorKind::Mass, false}, std::pair{OperatorKind::Diffusion, false},
@@ -331,8 +331,9 @@ TEST_P(OperatorTest, ThreadPerElementHexahedraOverManyBlocksEqualAssembled) {
           OperatorOptions opt;
           opt.geometry = gs;
           if (gll) opt.quadrature = QuadratureType::GaussLobatto;
-          const bool thread_element = p == 1 || gll;
           for (bool element : {false, true}) {
+            // p = 2 mass only in the global apply
+            const bool thread_element = p == 1 || gll || (kind == OperatorKind::Mass && !element);
             std::string src;
             (void)H1Operator(space, kind, exec(), opt).elements_per_item(element, &src);
             EXPECT_EQ(src == "one thread per element", thread_element) << src << (element ? " (element level)" : "");
@@ -505,7 +506,7 @@ TEST_P(OperatorTest, TuningCacheChoosesElementsPerItemAndBlock) {
   const Mesh mesh = distorted_mesh("box:hex:3x3x2");
   for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion}) {
     SCOPED_TRACE(name(kind));
-    const H1Space space(mesh, 2, 1);
+    const H1Space space(mesh, 3, 1);  // p = 3: no one-thread-per-element kernel (those take 1 per item)
     const H1Operator A0(space, kind, exec());
     std::string src;
     const int k0 = A0.elements_per_item(false, &src);

@@ -19,12 +19,19 @@
 /// that vertex's two neighbours on the face. Edges and faces are identified by their sorted
 /// vertex ids.
 ///
-/// Numbering (NodeOrdering): by default first touch: elements are visited in mesh order and
-/// their nodes in lattice order; the first visit of a vertex, edge, face or element interior
-/// numbers all of its nodes as one consecutive block (in the canonical order above). The
-/// nodes of an element are then close together in memory, and so are those of neighbouring
-/// elements, which is what gather and scatter kernels read. `ByEntity` numbers all vertices
-/// (in mesh order), then all edge nodes, face nodes and element interiors.
+/// Numbering (NodeOrdering): first touch: elements are visited in mesh order and their nodes
+/// in lattice order; the first visit of a vertex, edge, face or element interior numbers all
+/// of its nodes as one consecutive block (in the canonical order above). The nodes of an
+/// element are then close together in memory, and so are those of neighbouring elements,
+/// which is what kernels that run an element's nodes on neighbouring threads read.
+/// `Interleaved` visits the elements' nodes local position by local position instead (every
+/// element's node 0, then every element's node 1, ...), still numbering each entity's block
+/// at its first visit: the nodes of consecutive elements at one local position are then
+/// neighbours, which is what kernels that run one element per thread read (at p = 1, 2 on
+/// hexahedra, and hexahedron mass at p = 2 in the global apply). `Auto`, the default, takes
+/// Interleaved up to p = 2 and first touch from p = 3 (measurements in
+/// docs/benchmarks/operators.md). `ByEntity` numbers all vertices (in mesh order), then all
+/// edge nodes, face nodes and element interiors.
 ///
 /// Vector fields (components > 1) are component-major: dof(c, n) = c * num_nodes() + n.
 ///
@@ -48,12 +55,13 @@ inline constexpr index_t max_h1_nodes = index_t{2147483647};
 enum class NodeOrdering {
   FirstTouch,  ///< element by element, each entity's nodes numbered at its first visit
   ByEntity,    ///< vertices, then edges, then faces, then element interiors
-  Interleaved  ///< local node by local node across the elements (every element's node 0, then
-               ///< every element's node 1, ...), each entity's nodes numbered at its first
-               ///< visit: consecutive elements' nodes at one local position are then close
+  Interleaved,  ///< local node by local node across the elements (every element's node 0, then
+                ///< every element's node 1, ...), each entity's nodes numbered at its first
+                ///< visit: consecutive elements' nodes at one local position are then close
+  Auto          ///< the default: Interleaved up to p = 2, FirstTouch from p = 3 (see the file comment)
 };
 
-/// "first-touch", "by-entity" or "interleaved".
+/// "first-touch", "by-entity", "interleaved" or "auto".
 const char* name(NodeOrdering o);
 
 /// The order-p H1 space of a mesh (see the file comment).
@@ -63,7 +71,7 @@ class H1Space {
   /// `components` >= 1 field components. Throws tessera::Error for p < 1, components < 1,
   /// a mesh without elements, an element with a vertex id out of range, a face (2-D: an
   /// edge) shared by more than two elements, or more than max_h1_nodes nodes.
-  H1Space(const Mesh& mesh, int order, int components = 1, NodeOrdering ordering = NodeOrdering::FirstTouch);
+  H1Space(const Mesh& mesh, int order, int components = 1, NodeOrdering ordering = NodeOrdering::Auto);
 
   /// The mesh this space numbers.
   const Mesh& mesh() const { return *mesh_; }
@@ -72,7 +80,7 @@ class H1Space {
   /// Number of field components (1 for a scalar field).
   int components() const { return components_; }
   /// Layout of the global nodes.
-  NodeOrdering ordering() const { return ordering_; }
+  NodeOrdering ordering() const { return ordering_; }  ///< never Auto: the numbering it chose
   /// Number of global (scalar) nodes.
   index_t num_nodes() const { return num_nodes_; }
   /// Number of degrees of freedom: num_nodes() * components().
