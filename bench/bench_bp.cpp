@@ -122,12 +122,12 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
   TESSERA_REQUIRE(tensor || !opt.element, cmd, ": element-level (BK) applies exist for quad and hex meshes only");
   TESSERA_REQUIRE(tensor || !opt.tune, cmd, ": the fused kernels (tuned here) exist for quad and hex meshes only");
 
-  const fem::NodeOrdering ordering = opt.ordering == "by-entity"     ? fem::NodeOrdering::ByEntity
-                                     : opt.ordering == "interleaved" ? fem::NodeOrdering::Interleaved
-                                     : opt.ordering == "first-touch" ? fem::NodeOrdering::FirstTouch
-                                                                     : fem::NodeOrdering::Auto;
-  TESSERA_REQUIRE(opt.ordering == fem::name(ordering), cmd, ": unknown --ordering '", opt.ordering,
-                  "'; use auto, first-touch, by-entity or interleaved");
+  fem::NodeOrdering ordering = fem::NodeOrdering::Auto;
+  bool known = false;
+  for (fem::NodeOrdering o : {fem::NodeOrdering::Auto, fem::NodeOrdering::FirstTouch, fem::NodeOrdering::ByEntity,
+                              fem::NodeOrdering::Interleaved})
+    if (opt.ordering == fem::name(o)) ordering = o, known = true;
+  TESSERA_REQUIRE(known, cmd, ": unknown --ordering '", opt.ordering, "'; use auto, first-touch, by-entity or interleaved");
   std::string copy_label;
   const double copy_gbs = copy_bandwidth_gbs(exec, exec.on_device() ? index_t(1) << 27 : index_t(1) << 24, opt.reps,
                                              &copy_label);

@@ -617,9 +617,9 @@ int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
 }
 
 bool Interpolator::gauss_diffusion_at_bound6(bool diffusion, bool on_the_fly) const {
+  // (one thread per element never serves bound 6: it takes at most 3 nodes, 4 points per direction)
   return exec_.on_device() && geom_ == Geometry::Hexahedron && diffusion && !on_the_fly && !nodal_points_ &&
-         ia::operator_bound(geom_, nd1_, nq1_) == 6 &&
-         !ia::operator_thread_element(geom_, diffusion, nd1_, nq1_, false, false);
+         ia::operator_bound(geom_, nd1_, nq1_) == 6;
 }
 
 bool Interpolator::single_nodal_diffusion(bool diffusion, bool on_the_fly) const {
@@ -803,10 +803,10 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
     // (stored diffusion: 1.3 KB per element at q = 3), in whole warps, at least one
     const std::size_t row = operator_shared_bytes(diffusion, on_the_fly, 1, element);
     want = exec_.on_device() ? std::clamp(static_cast<int>(32768 / row) / 32 * 32, 32, 128) : 64;
-    // on the fly, diffusion with the points at the nodes at p = 2, global apply: 256. H100, 8M
-    // DOFs, two rounds against the rule: BP5 1.06x, BP6 1.11x; not BK5/BK6 (1.07x, 0.96x), p = 2
-    // mass (BP1 0.98x, BP2 1.03x) or p = 1 (0.84-0.93x) (docs/benchmarks/operators.md)
-    if (exec_.on_device() && on_the_fly && diffusion && nodal_points_ && nd1_ == 3 && !element) want = 256;
+    // where the kernel declares its own choice for the global apply (HexThreadElementNodal on the fly)
+    const int own = ia::operator_thread_element_layout(geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_,
+                                                       element).global_block;
+    if (exec_.on_device() && !element && own > 0) want = own;
   } else if (ia::operator_matmul(geom_, diffusion, nd1_, nq1_)) {
     want = 2;  // two warps per element; 1-2 measured fastest on the H100 (p = 2..8)
   } else if (single_nodal_diffusion(diffusion, on_the_fly) &&

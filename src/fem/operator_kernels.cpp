@@ -47,6 +47,7 @@ struct HexMassMatmul {
 template <int N, bool Diffusion, bool OnTheFly>
 struct HexThreadElement {
   static constexpr bool thread_element = true, stages_evector = false, bulk = false;
+  static constexpr int global_block = 0;
   Args a;
   ThreadElementTables<N> t{};  // launch_operator fills them
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { hex_thread_element<N, Diffusion, OnTheFly>(ctx, a, t); }
@@ -58,6 +59,10 @@ struct HexThreadElement {
 template <int N, bool OnTheFly>
 struct HexThreadElementNodal {
   static constexpr bool thread_element = true, stages_evector = true, bulk = !OnTheFly && N == 3;
+  // on the fly at N = 3: 256. H100, 8M DOFs, two rounds against the rule's 64: BP5 1.06x, BP6
+  // 1.11x; not element by element (BK5 1.07x, BK6 0.96x); 256 for the other on-the-fly thread
+  // kernels lost (p = 2 mass BP1 0.98x, p = 1 0.84-0.93x) (docs/benchmarks/operators.md)
+  static constexpr int global_block = OnTheFly && N == 3 ? 256 : 0;
   Args a;
   ThreadElementTables<N> t{};  // launch_operator fills them
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
@@ -85,11 +90,9 @@ bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1) {
 
 bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1, bool nodal, bool element) {
   if (g != Geometry::Hexahedron || forced_bound() >= 0 || operator_matmul(g, diffusion, nd1, nq1)) return false;
-  // p = 1. At p = 2 (N = 3) with Gauss points the general kernel was measured and not adopted:
-  // on the H100 (8M DOFs) mass ran 1.04-1.19x faster in the global apply but 0.70-0.94x element
-  // by element (the E-vectors read and written with a stride of one element per thread), and
-  // diffusion's 255 registers and spills made BP3 0.57x and BP5 on the fly 0.30x
-  // (docs/benchmarks/operators.md)
+  // p = 1. At p = 2 with Gauss points the general kernel serves mass in the global apply only
+  // (below); for diffusion its 255 registers and spills made BP3 0.57x and BP5 on the fly 0.30x
+  // (H100, docs/benchmarks/operators.md)
   if (nd1 == 2) return nq1 >= 2 && nq1 <= 3;
   // p = 2 mass with at most 4 points per direction in the global apply. H100, 8M DOFs, same
   // run against the line kernel: with the interleaved numbering (the default at p = 2) BP1
@@ -201,8 +204,9 @@ OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1,
 ThreadElementLayout operator_thread_element_layout(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                                                    bool nodal_points, bool element) {
   return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, element, []<class K>() {
-    if constexpr (requires { K::thread_element; }) return ThreadElementLayout{K::stages_evector, K::bulk};
-    else return ThreadElementLayout{false, false};
+    if constexpr (requires { K::thread_element; })
+      return ThreadElementLayout{K::stages_evector, K::bulk, K::global_block};
+    else return ThreadElementLayout{false, false, 0};
   });
 }
 

@@ -778,19 +778,6 @@ struct ThreadElementData {
 struct NoEarlyWork {
   TESSERA_HOST_DEVICE void operator()(const ThreadElementData&) const {}
 };
-/// The rows of the block's elements in the one-thread-per-element kernels: on the GPU the
-/// block's elements are consecutive, so their index maps (or, with StageE, their E-vector rows)
-/// and data are contiguous ranges, which all the block's threads copy together (coalesced)
-/// into rows of the common region, one row per element (Interpolator::operator_shape sizes
-/// it); the CPU reads them in place (a copy would be one more pass over memory). Sets d to
-/// thread ctx.item()'s element. With Bulk (stored data, sm_90) a full block's data arrives in
-/// one bulk copy (bulk_copy_start) into rows of exactly its length, 2-way bank-conflicted where
-/// the odd rows are conflict-free: on the H100 it raised BK5 at p = 2 from 83% to 95% of the
-/// roofline, for one thread's instruction instead of the block's row copies (the partial last
-/// block copies by threads). With an Early callable the maps (E-vector rows) and the data
-/// are two copy groups: early(d) runs once the first has arrived, while the second is still
-/// on its way (a gather issued there overlaps it). Has barriers on the GPU, for every thread;
-/// returns false for the threads past the last element.
 /// The block's elements in the one-thread-per-element kernels: consecutive, from `first`;
 /// `count` of them (the last block's may be fewer than its threads).
 struct ThreadElementBlock {
@@ -814,6 +801,19 @@ TESSERA_HOST_DEVICE inline void for_row_entries(TeamContext& ctx, int count, int
     f(i, l, i - l * n);
   }
 }
+/// The rows of the block's elements in the one-thread-per-element kernels: on the GPU the
+/// block's elements are consecutive, so their index maps (or, with StageE, their E-vector rows)
+/// and data are contiguous ranges, which all the block's threads copy together (coalesced)
+/// into rows of the common region, one row per element (Interpolator::operator_shape sizes
+/// it); the CPU reads them in place (a copy would be one more pass over memory). Sets d to
+/// thread ctx.item()'s element. With Bulk (stored data, sm_90) a full block's data arrives in
+/// one bulk copy (bulk_copy_start) into rows of exactly its length, 2-way bank-conflicted where
+/// the odd rows are conflict-free: on the H100 it raised BK5 at p = 2 from 83% to 95% of the
+/// roofline, for one thread's instruction instead of the block's row copies (the partial last
+/// block copies by threads). With an Early callable the maps (E-vector rows) and the data
+/// are two copy groups: early(d) runs once the first has arrived, while the second is still
+/// on its way (a gather issued there overlaps it). Has barriers on the GPU, for every thread;
+/// returns false for the threads past the last element.
 template <int ND, bool StageE = false, bool Bulk = false, class Early = NoEarlyWork>
 TESSERA_HOST_DEVICE inline bool thread_element_data(TeamContext& ctx, const Args& a, bool diffusion, bool on_the_fly,
                                                     ThreadElementData& d, const Early& early = {}) {
@@ -1709,10 +1709,13 @@ bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1, bool 
 /// sizes (operator_thread_element), as its functor declares them: whether element by element
 /// it stages the E-vectors (thread_element_data's StageE) and whether its stored data may
 /// arrive in a bulk copy (Bulk: an mbarrier in the common region). Interpolator::
-/// operator_shape sizes the common region with them.
+/// operator_shape sizes the common region with them. global_block: the elements per block it
+/// runs fastest with in the global apply where that is not Interpolator::
+/// operator_elements_per_block's general rule (0: the rule).
 struct ThreadElementLayout {
   bool stages_evector;
   bool bulk;
+  int global_block;
 };
 ThreadElementLayout operator_thread_element_layout(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                                                    bool nodal_points, bool element);
