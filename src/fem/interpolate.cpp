@@ -2,6 +2,7 @@
 #include "tessera/fem/interpolate.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <sstream>
 
@@ -575,7 +576,7 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
   const Dim3 th = operator_shape(diffusion, a.on_the_fly, element, &item, &common, epb);
   // the run-time-size kernels' element buffers go to device memory when they do not fit
   // (items_may_spill in operator_kernels.cpp); the bounded ones must fit
-  if (exec_.on_device() && !ia::operator_may_spill(geom_, diffusion, a.on_the_fly, nd1_, nq1_, nodal_points_, element)) {
+  if (exec_.on_device() && !ia::operator_may_spill(geom_, diffusion, a.on_the_fly, nd1_, nq1_, nodal_points_, comps_, element)) {
     const std::size_t limit = current_device().shared_per_block_optin;
     const std::size_t need = operator_shared_bytes(diffusion, a.on_the_fly, epb, element);
     if (need > limit)
@@ -587,6 +588,7 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
   const Teams t{(ne_ + a.chunk - 1) / a.chunk, epb, th, item, common};
   ia::launch_operator(diffusion ? "fem/operator_diffusion" : "fem/operator_mass", exec_, t, geom_, diffusion, a);
 }
+
 
 int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
   if (exec_.on_device() && geom_ == Geometry::Hexahedron) {
@@ -604,6 +606,10 @@ int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
     // item, 5 per block) 0.955; p = 4 1x3 0.712, 1x7 (the rule before) 0.755
     // (docs/benchmarks/operators.md)
     if (gauss_diffusion_at_bound6(diffusion, on_the_fly)) return 1;
+    // p = 3 with the points at the nodes, several components (hex_column_nodal4): 2 per item,
+    // 4 per block. H100, 8M DOFs, sweep of 1, 2, 4 per item and 4, 8, 16 per block: BP6 stored
+    // 2x4 29.7 GDOF/s (1x8 27.0, 4x4 28.9), on the fly 2x4 28.8 (1x8 25.6, 4x4 29.0)
+    if (ia::operator_columns(geom_, diffusion, nd1_, nq1_, nodal_points_, comps_)) return 2;
     if (diffusion && !on_the_fly && nd_ <= 64) return std::min(2, chunk());
     if (diffusion && !on_the_fly && nd_ <= 125 && !nodal_points_) return 1;
     if (single_nodal_diffusion(diffusion, on_the_fly)) return 1;
@@ -684,7 +690,7 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
     *common = 0;
     // in thread_element_data's order: the bulk copy's mbarrier, maps, E-vector rows, data rows
     const ia::ThreadElementLayout l =
-        ia::operator_thread_element_layout(geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_, element);
+        ia::operator_thread_element_layout(geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_, comps_, element);
     if (exec_.on_device())
       *common = SharedLayout()
                     .add<unsigned long long>(l.bulk ? 1 : 0)
@@ -693,6 +699,11 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
                     .add<double>(epb * ia::thread_element_row(diffusion, on_the_fly, nq_))
                     .bytes();
     return Dim3{1, 1, 1};
+  }
+  if (exec_.on_device() && ia::operator_columns(geom_, diffusion, nd1_, nq1_, nodal_points_, comps_)) {
+    *item = 0;  // hex_column_nodal4: registers and shuffles only
+    *common = 0;
+    return Dim3{nd1_, nd1_, 1};
   }
   const int n1 = nd1_, m1 = nq1_, D = diffusion, k = operator_elements_per_item(diffusion, on_the_fly, element);
   const int nx = on_the_fly ? k * nv_ * sdim_ : 0;
@@ -706,7 +717,7 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
         .add<double>(D ? n1 * m1 : 0)
         .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(nx).add<double>(on_the_fly ? 4 * 2 : 0);
   } else {
-    const ia::OperatorRows rows = ia::operator_rows(geom_, diffusion, on_the_fly, n1, m1, nodal_points_, element);
+    const ia::OperatorRows rows = ia::operator_rows(geom_, diffusion, on_the_fly, n1, m1, nodal_points_, comps_, element);
     const int S = rows.points, np = m1 * m1 * S;
     const int ub = ia::gather_buffers(k, comps_) * n1 * n1 * rows.gathered;
     if (rows.matmul) {  // hex_mass_matmul: two warps per element
@@ -768,7 +779,7 @@ int Interpolator::max_operator_elements_per_block(bool diffusion, bool on_the_fl
   const Dim3 t = operator_shape(diffusion, on_the_fly, element, &item, &common);
   // the kernel's own limit (register use) can be below 512
   const int threads = std::min(
-      kMaxBlockThreads, ia::operator_max_threads(exec_, geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_, element));
+      kMaxBlockThreads, ia::operator_max_threads(exec_, geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_, comps_, element));
   int m = std::max(1, threads / (t.x * t.y * t.z));
   const std::size_t limit = current_device().shared_per_block_optin;
   while (m > 1 && operator_shared_bytes(diffusion, on_the_fly, m, element) > limit) --m;
@@ -805,8 +816,10 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
     want = exec_.on_device() ? std::clamp(static_cast<int>(32768 / row) / 32 * 32, 32, 128) : 64;
     // where the kernel declares its own choice for the global apply (HexThreadElementNodal on the fly)
     const int own = ia::operator_thread_element_layout(geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_,
-                                                       element).global_block;
+                                                       comps_, element).global_block;
     if (exec_.on_device() && !element && own > 0) want = own;
+  } else if (exec_.on_device() && ia::operator_columns(geom_, diffusion, nd1_, nq1_, nodal_points_, comps_)) {
+    want = 4;  // hex_column_nodal4 (operator_chunk has the measurements)
   } else if (ia::operator_matmul(geom_, diffusion, nd1_, nq1_)) {
     want = 2;  // two warps per element; 1-2 measured fastest on the H100 (p = 2..8)
   } else if (single_nodal_diffusion(diffusion, on_the_fly) &&

@@ -70,6 +70,28 @@ struct HexThreadElementNodal {
   }
 };
 
+/// Diffusion with the points at the nodes at p = 3, several components: on the GPU one
+/// element per half warp (hex_column_nodal4, no shared memory); on the CPU the bound-4
+/// point-column kernel, whose shapes (Policy) Interpolator::operator_shape keeps there.
+/// Uncapped (172-254 registers): capped at 128, two earlier forms of it ran BP6 0.64-1.09x of
+/// uncapped (below 1 in 9 of 10 cases), at 96 and 80 0.36-0.76x (H100, docs/benchmarks/
+/// operators.md).
+template <bool OnTheFly>
+struct HexColumnNodal {
+  using Policy = HexPolicy<true, OnTheFly, 4, true>;
+  static constexpr bool column_tables = true;
+  static constexpr int max_registers = 0;
+  Args a;
+  ThreadElementTables<4> t{};  // launch_operator fills them
+  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
+#if defined(TESSERA_DEVICE_CODE)
+    hex_column_nodal4<OnTheFly>(ctx, a, t);
+#else
+    hex_operator<true, OnTheFly, 4, true>(ctx, a);
+#endif
+  }
+};
+
 namespace {
 /// TESSERA_OPERATOR_BOUND (comparisons only): -1 when unset.
 int forced_bound() {
@@ -109,6 +131,15 @@ bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1, bool 
   return nd1 == 3 && nodal && diffusion;
 }
 
+bool operator_columns(Geometry g, bool diffusion, int nd1, int nq1, bool nodal, int comps) {
+  // Several components only. H100, 8M DOFs, same runs against the bound-4 point-column kernel:
+  // BP6 stored 1.30x, on the fly 1.57x, BK6 1.01x, 1.43x; scalar (BP5) at best 1.01x stored
+  // and 0.84-0.91x on the fly, with any elements per item, per block and register cap
+  // (docs/benchmarks/operators.md)
+  return g == Geometry::Hexahedron && diffusion && nodal && comps > 1 && nd1 == 4 && nq1 == 4 && forced_bound() < 0 &&
+         !operator_matmul(g, diffusion, nd1, nq1);
+}
+
 int operator_bound(Geometry g, int nd1, int nq1) {
   if (g != Geometry::Hexahedron) return 0;
   const int forced = forced_bound();
@@ -122,7 +153,7 @@ int operator_bound(Geometry g, int nd1, int nq1) {
 /// Calls v.template operator()<Functor>() with the functor type of the kernel that serves
 /// (geometry, diffusion, on the fly, 1-D sizes, points at the nodes).
 template <class Visit>
-auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal, bool element,
+auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal, int comps, bool element,
                           const Visit& v) {
   if (operator_matmul(g, diffusion, nd1, nq1)) {
     if (std::max(nd1, nq1) <= 8)
@@ -147,6 +178,8 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
     return on_the_fly ? v.template operator()<HexThreadElement<2, false, true>>()
                       : v.template operator()<HexThreadElement<2, false, false>>();
   }
+  if (operator_columns(g, diffusion, nd1, nq1, nodal, comps))
+    return on_the_fly ? v.template operator()<HexColumnNodal<true>>() : v.template operator()<HexColumnNodal<false>>();
   const int bound = operator_bound(g, nd1, nq1);
   // the buckets: p <= 2, 4, 6, 8, 10, 12 with q = p + 2; bound 0: the run-time-size kernel
   const auto by_bound = [&]<bool D, bool O, bool Nodal>() {
@@ -173,25 +206,25 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
 }
 
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a) {
-  with_operator_kernel(g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, a.idx == nullptr, [&]<class K>() {
+  with_operator_kernel(g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, a.comps, a.idx == nullptr, [&]<class K>() {
     K k{a};
     if constexpr (requires { typename K::Policy; })
       if constexpr (K::Policy::lines) fill_line_tables(k.t, a);
-    if constexpr (requires { K::thread_element; }) fill_thread_element_tables(k.t, a);
+    if constexpr (requires { K::thread_element; } || requires { K::column_tables; }) fill_thread_element_tables(k.t, a);
     launch(label, exec, t, k);
     return 0;
   });
 }
 
-bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points,
+bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points, int comps,
                         bool element) {
-  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, element,
+  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element,
                               []<class K>() { return detail::team_items_may_spill<K>(); });
 }
 
-OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points,
+OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points, int comps,
                            bool element) {
-  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, element, [&]<class K>() {
+  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element, [&]<class K>() {
     if constexpr (requires { typename K::Policy; }) {
       using P = typename K::Policy;
       return OperatorRows{P::rows > 0 ? P::rows : nq1, P::gather_rows > 0 ? P::gather_rows : nd1, P::lines, false};
@@ -202,8 +235,8 @@ OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1,
 }
 
 ThreadElementLayout operator_thread_element_layout(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
-                                                   bool nodal_points, bool element) {
-  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, element, []<class K>() {
+                                                   bool nodal_points, int comps, bool element) {
+  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element, []<class K>() {
     if constexpr (requires { K::thread_element; })
       return ThreadElementLayout{K::stages_evector, K::bulk, K::global_block};
     else return ThreadElementLayout{false, false, 0};
@@ -211,8 +244,8 @@ ThreadElementLayout operator_thread_element_layout(Geometry g, bool diffusion, b
 }
 
 int operator_max_threads(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
-                         bool nodal_points, bool element) {
-  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, element,
+                         bool nodal_points, int comps, bool element) {
+  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element,
                               [&]<class K>() { return team_max_threads<K>(exec); });
 }
 

@@ -1108,6 +1108,117 @@ TESSERA_INTERP_UNROLL
   thread_element_store<ND>(ctx, a, d);
 }
 
+/// Diffusion with the points at the nodes at p = 3 (4 nodes per direction, Gauss-Lobatto
+/// q = p + 1) on the GPU: one element per 16 threads (half a warp), thread (y, x) keeping the
+/// element's z column of values (z = 0..3) in registers. The x and y derivatives, and their
+/// transposes, read the other columns' values by warp shuffles inside the half warp; the z
+/// ones stay in the thread: no shared memory and no barrier. Stored, the 16 threads of a z
+/// slab read 16 consecutive doubles of each of D's 6 rows; on the fly the half warp forms the
+/// element's 24 monomial coefficients (two per thread) and passes them round by shuffles, and
+/// each thread computes D at its 4 points; either way D is formed once for all components.
+/// a.chunk elements per item, one after the other. Device code only: the CPU runs
+/// hex_operator's bound-4 kernel (HexColumnNodal). Launched for several components only
+/// (operator_columns): on scalar fields the point-column kernel, whose gathers are in flight
+/// while the previous element is computed, was as fast or faster.
+template <bool OnTheFly>
+TESSERA_HOST_DEVICE void hex_column_nodal4(TeamContext& ctx, const Args& a, const ThreadElementTables<4>& t) {
+#if defined(TESSERA_DEVICE_CODE)
+  constexpr int N = 4, ND = 64, S = 16;  // nodes per direction, per element, per z slab
+  const int x = ctx.thread_x(), y = ctx.thread_y(), lane = y * N + x;
+  // this half warp's lanes: the block's items are consecutive runs of 16 threads
+  const unsigned mask = 0xFFFFu << ((ctx.local_item() & 1) * 16);
+  const auto from = [&](double v, int src) { return __shfl_sync(mask, v, src, S); };
+  // table entries for this thread's x and y: Gc*[i] = G(i, x) (derivative at x of l_i),
+  // Gr*[i] = G(x, i) (the transposed sum's weights); G(i, q) = l_i'(x_q)
+  double Gcx[N], Gcy[N], Grx[N], Gry[N], xx = 0, xy = 0;
+TESSERA_INTERP_UNROLL
+  for (int k = 0; k < N; ++k) {
+    if (k == x) xx = t.x[k];
+    if (k == y) xy = t.x[k];
+TESSERA_INTERP_UNROLL
+    for (int i = 0; i < N; ++i) {
+      if (k == x) {
+        Gcx[i] = t.G[i][k];
+        Grx[i] = t.G[k][i];
+      }
+      if (k == y) {
+        Gcy[i] = t.G[i][k];
+        Gry[i] = t.G[k][i];
+      }
+    }
+  }
+  const index_t first = ctx.item() * a.chunk;
+#pragma unroll 1
+  for (int j = 0; j < a.chunk; ++j) {
+    // every thread of the half warp stays for the shuffles: past the last element it computes
+    // the last one again and stores nothing
+    const bool valid = first + j < a.ne;
+    const index_t e = valid ? first + j : a.ne - 1;
+    int id[N] = {};
+    if (a.idx)
+TESSERA_INTERP_UNROLL
+      for (int z = 0; z < N; ++z) id[z] = a.idx[e * ND + z * S + lane];
+    // D at the column's points, (00, 01, 02, 11, 12, 22), once for every component
+    double F[N][6];
+    if constexpr (OnTheFly) {
+      const double* Xe = a.X + e * 24;
+      const double c0 = multilinear_coefficient<3>(a, Xe, lane);
+      const double c1 = lane < 8 ? multilinear_coefficient<3>(a, Xe, lane + S) : 0.0;
+      double Xc[24];
+TESSERA_INTERP_UNROLL
+      for (int k = 0; k < 24; ++k) Xc[k] = from(k < S ? c0 : c1, k & (S - 1));
+TESSERA_INTERP_UNROLL
+      for (int z = 0; z < N; ++z) {
+        const double xi[3] = {xx, xy, t.x[z]};
+        point_factor<3, true, true>(a, e, z * S + lane, Xc, xi, F[z]);
+      }
+    } else {
+TESSERA_INTERP_UNROLL
+      for (int z = 0; z < N; ++z)
+TESSERA_INTERP_UNROLL
+        for (int k = 0; k < 6; ++k) F[z][k] = a.qdata[(e * 6 + k) * ND + z * S + lane];
+    }
+#pragma unroll 1
+    for (int c = 0; c < a.comps; ++c) {
+      double u[N], r[N] = {}, fz[N];
+TESSERA_INTERP_UNROLL
+      for (int z = 0; z < N; ++z)
+        u[z] = a.idx ? a.u[c * a.nn + id[z]] : a.u[(e * a.comps + c) * ND + z * S + lane];
+TESSERA_INTERP_UNROLL
+      for (int z = 0; z < N; ++z) {
+        double gx = 0, gy = 0, gz = 0;
+TESSERA_INTERP_UNROLL
+        for (int i = 0; i < N; ++i) {
+          gx += Gcx[i] * from(u[z], y * N + i);
+          gy += Gcy[i] * from(u[z], i * N + x);
+          gz += t.G[i][z] * u[i];
+        }
+        const double* D = F[z];
+        const double fx = D[0] * gx + D[1] * gy + D[2] * gz;
+        const double fy = D[1] * gx + D[3] * gy + D[4] * gz;
+        fz[z] = D[2] * gx + D[4] * gy + D[5] * gz;
+TESSERA_INTERP_UNROLL
+        for (int i = 0; i < N; ++i) r[z] += Grx[i] * from(fx, y * N + i) + Gry[i] * from(fy, i * N + x);
+      }
+TESSERA_INTERP_UNROLL
+      for (int z = 0; z < N; ++z)
+TESSERA_INTERP_UNROLL
+        for (int i = 0; i < N; ++i) r[z] += t.G[z][i] * fz[i];
+      if (valid)
+TESSERA_INTERP_UNROLL
+        for (int z = 0; z < N; ++z) {
+          if (a.idx) atomicAdd(&a.y_out[c * a.nn + id[z]], r[z]);
+          else a.y_out[(e * a.comps + c) * ND + z * S + lane] = r[z];
+        }
+    }
+  }
+#else
+  (void)ctx;
+  (void)a;
+  (void)t;
+#endif
+}
+
 /// One derivative line of hex_diffusion_lines in direction d (0: x, 1: y, 2: z) through the
 /// point (y, x) of the other two directions (x lines: (qz, qy) = (x, y)): D (or with Transposed
 /// D^T) along the line of src (point data in rows of sr) into dst (rows of R); in place when
@@ -1696,6 +1807,12 @@ TESSERA_INTERP_UNROLL
 /// bounded variants run one thread per (qy, qx) point column (threads z = 1), with their own
 /// shared-memory layout (Interpolator::operator_shape mirrors it).
 int operator_bound(Geometry g, int nd1, int nq1);
+/// Whether the hexahedron operator for these sizes is diffusion with the points at the nodes at
+/// p = 3 (4 nodes and points per direction) on a field of several components, which on the
+/// GPU runs one element per half warp (hex_column_nodal4: 4 x 4 threads per element, no shared
+/// memory); not when TESSERA_OPERATOR_BOUND is set. On the CPU the bound-4 point-column kernel
+/// serves it.
+bool operator_columns(Geometry g, bool diffusion, int nd1, int nq1, bool nodal, int comps);
 /// Whether the hexahedron operator for these sizes runs one thread per element: p = 1 with 2
 /// or 3 points per direction (hex_thread_element with N = 2; with the points at the nodes,
 /// diffusion: hex_thread_element_nodal), diffusion at p = 2 with the points at the nodes
@@ -1718,7 +1835,7 @@ struct ThreadElementLayout {
   int global_block;
 };
 ThreadElementLayout operator_thread_element_layout(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
-                                                   bool nodal_points, bool element);
+                                                   bool nodal_points, int comps, bool element);
 /// Whether the hexahedron mass operator runs by small matrix products (hex_mass_matmul) for
 /// these sizes: n1, m1 <= 16 and TESSERA_OPERATOR_MATMUL=1 (opt-in, on every backend: on the
 /// H100 it ran at 0.14-0.89x of the line kernels, docs/benchmarks/operators.md).
@@ -1727,7 +1844,7 @@ bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1);
 /// (core/team.hpp): its element buffers then go to device memory when they do not fit the
 /// block's shared memory (the run-time-size kernels: diffusion from p = 13 with q = p + 2 and
 /// from p = 14 with Gauss-Lobatto points, on the GPU).
-bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points,
+bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points, int comps,
                         bool element);
 /// The row lengths (row_length) of the shared buffers of the kernel that launch_operator picks
 /// for these sizes: its point data (HexPolicy::rows, or nq1 where its rows are not padded)
@@ -1738,7 +1855,7 @@ struct OperatorRows {
   bool lines;     // HexPolicy::lines: the kernel runs by lines (hex_mass_lines, hex_diffusion_lines), its own layout
   bool matmul;    // hex_mass_matmul, its own layout and two warps per element
 };
-OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points,
+OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points, int comps,
                            bool element);
 /// Launches the fused operator of geometry g (quadrilateral or hexahedron); a.on_the_fly
 /// selects the geometry source.
@@ -1746,6 +1863,6 @@ void launch_operator(const char* label, const Exec& exec, const Teams& t, Geomet
 /// The most threads per block the kernel that launch_operator picks for these sizes can use
 /// (its register use sets it on the GPU; INT_MAX on the CPU).
 int operator_max_threads(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
-                         bool nodal_points, bool element);
+                         bool nodal_points, int comps, bool element);
 
 }  // namespace tessera::fem::interp_detail

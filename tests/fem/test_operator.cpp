@@ -343,6 +343,38 @@ TEST_P(OperatorTest, ThreadPerElementHexahedraOverManyBlocksEqualAssembled) {
         }
 }
 
+TEST_P(OperatorTest, GaussLobattoDiffusionAtOrderThreeOverManyBlocksEqualsAssembled) {
+  // p = 3 diffusion with the points at the nodes on a 3-component field runs, on the GPU, one
+  // element per half warp (hex_column_nodal4: shuffles between the 16 threads of an element, no
+  // shared memory; scalar fields the point-column kernel). 210 elements over many blocks with a
+  // partial last one; 3 elements per block leaves a warp half empty (its shuffles name one half
+  // only); 3 elements per item walks them one after the other. Stored and on the fly, 1 and 3
+  // components, the global and the element-level apply. Its rule on the GPU, 2 elements per
+  // item and 4 per block, tells which kernel the automatic choice took.
+  ScopedEnv cache("TESSERA_TUNING_CACHE", /*tuning=*/true);
+  cache.set("");  // the rules alone
+  const Mesh mesh = distorted_mesh("box:hex:7x6x5:perturb=0.2");
+  for (int comps : {1, 3})
+    for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly})
+      for (const auto& [k, epb] : {std::pair{0, 0}, std::pair{1, 3}, std::pair{3, 2}}) {
+        SCOPED_TRACE(testing::Message() << "c=" << comps << " " << name(gs) << ", per item " << k << ", per block "
+                                        << epb);
+        const H1Space space(mesh, 3, comps);
+        OperatorOptions opt;
+        opt.geometry = gs;
+        opt.quadrature = QuadratureType::GaussLobatto;
+        opt.elements_per_item = k;
+        opt.elements_per_block = epb;
+        if (k == 0 && exec().on_device()) {
+          const H1Operator A(space, OperatorKind::Diffusion, exec(), opt);
+          std::string src;
+          EXPECT_EQ(A.elements_per_item(false, &src) == 2 && A.elements_per_block(false, &src) == 4, comps == 3);
+        }
+        expect_matches_assembled(space, OperatorKind::Diffusion, exec(), opt);
+        expect_element_apply_matches_global(space, OperatorKind::Diffusion, exec(), opt);
+      }
+}
+
 TEST_P(OperatorTest, InterleavedNumberingEqualsAssembled) {
   // NodeOrdering::Interleaved renumbers the nodes local position by local position, so the
   // lanes of a one-thread-per-element warp gather and scatter neighbouring addresses: the
