@@ -606,9 +606,11 @@ int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
     // item, 5 per block) 0.955; p = 4 1x3 0.712, 1x7 (the rule before) 0.755
     // (docs/benchmarks/operators.md)
     if (gauss_diffusion_at_bound6(diffusion, on_the_fly)) return 1;
-    // p = 3 with the points at the nodes, several components (hex_column_nodal4): 2 per item,
-    // 4 per block. H100, 8M DOFs, sweep of 1, 2, 4 per item and 4, 8, 16 per block: BP6 stored
-    // 2x4 29.7 GDOF/s (1x8 27.0, 4x4 28.9), on the fly 2x4 28.8 (1x8 25.6, 4x4 29.0)
+    // p = 3, 4 with the points at the nodes, several components (hex_column_nodal): 2 per
+    // item; per block 4 at p = 3, 1 at p = 4 (operator_elements_per_block). H100, 8M DOFs, BP6,
+    // sweeps of the elements per item and per block: p = 3 stored 2x4 29.7 GDOF/s (1x8 27.0,
+    // 4x4 28.9), on the fly 2x4 28.8 (1x8 25.6, 4x4 29.0); p = 4 stored 2x1 31.8 (2x2 31.5,
+    // 2x4 30.8, 1x1 30.5, 2x8 28.1-28.8), on the fly 2x1 30.0 (2x2 29.7, 1x1 28.3)
     if (ia::operator_columns(geom_, diffusion, nd1_, nq1_, nodal_points_, comps_)) return 2;
     if (diffusion && !on_the_fly && nd_ <= 64) return std::min(2, chunk());
     if (diffusion && !on_the_fly && nd_ <= 125 && !nodal_points_) return 1;
@@ -701,9 +703,9 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
     return Dim3{1, 1, 1};
   }
   if (exec_.on_device() && ia::operator_columns(geom_, diffusion, nd1_, nq1_, nodal_points_, comps_)) {
-    *item = 0;  // hex_column_nodal4: registers and shuffles only
+    *item = 0;  // hex_column_nodal: registers and shuffles only
     *common = 0;
-    return Dim3{nd1_, nd1_, 1};
+    return Dim3{ia::column_lanes(nd1_), 1, 1};
   }
   const int n1 = nd1_, m1 = nq1_, D = diffusion, k = operator_elements_per_item(diffusion, on_the_fly, element);
   const int nx = on_the_fly ? k * nv_ * sdim_ : 0;
@@ -819,7 +821,7 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
                                                        comps_, element).global_block;
     if (exec_.on_device() && !element && own > 0) want = own;
   } else if (exec_.on_device() && ia::operator_columns(geom_, diffusion, nd1_, nq1_, nodal_points_, comps_)) {
-    want = 4;  // hex_column_nodal4 (operator_chunk has the measurements)
+    want = nd1_ == 4 ? 4 : 1;  // hex_column_nodal (operator_chunk has the measurements)
   } else if (ia::operator_matmul(geom_, diffusion, nd1_, nq1_)) {
     want = 2;  // two warps per element; 1-2 measured fastest on the H100 (p = 2..8)
   } else if (single_nodal_diffusion(diffusion, on_the_fly) &&

@@ -70,24 +70,29 @@ struct HexThreadElementNodal {
   }
 };
 
-/// Diffusion with the points at the nodes at p = 3, several components: on the GPU one
-/// element per half warp (hex_column_nodal4, no shared memory); on the CPU the bound-4
-/// point-column kernel, whose shapes (Policy) Interpolator::operator_shape keeps there.
-/// Uncapped (172-254 registers): capped at 128, two earlier forms of it ran BP6 0.64-1.09x of
-/// uncapped (below 1 in 9 of 10 cases), at 96 and 80 0.36-0.76x (H100, docs/benchmarks/
-/// operators.md).
-template <bool OnTheFly>
+/// Diffusion with the points at the nodes at p = 3, 4 (N = 4, 5), several components: on the
+/// GPU one element per half warp or warp (hex_column_nodal, no shared memory); on the CPU the
+/// kernel of the bound (4: point columns, 6: lines), whose shapes (Policy) Interpolator::
+/// operator_shape keeps there. Uncapped (218-244 registers, no spills): capped at 128, two
+/// earlier forms of it ran BP6 p = 3 0.64-1.09x of uncapped (below 1 in 9 of 10 cases), at 96
+/// and 80 0.36-0.76x (H100, docs/benchmarks/operators.md).
+template <int N, bool OnTheFly>
 struct HexColumnNodal {
-  using Policy = HexPolicy<true, OnTheFly, 4, true>;
+  static constexpr int bound = N <= 4 ? 4 : 6;
+  using Policy = HexPolicy<true, OnTheFly, bound, true>;
   static constexpr bool column_tables = true;
   static constexpr int max_registers = 0;
   Args a;
-  ThreadElementTables<4> t{};  // launch_operator fills them
+  ThreadElementTables<N> t{};  // launch_operator fills them
+  struct NoTables {};
+  /// the CPU's line kernel's tables (bound 6), which launch_operator fills
+  [[no_unique_address]] std::conditional_t<Policy::lines, LineTables<bound>, NoTables> lt{};
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
 #if defined(TESSERA_DEVICE_CODE)
-    hex_column_nodal4<OnTheFly>(ctx, a, t);
+    hex_column_nodal<N, OnTheFly>(ctx, a, t);
 #else
-    hex_operator<true, OnTheFly, 4, true>(ctx, a);
+    if constexpr (Policy::lines) hex_diffusion_lines<OnTheFly, bound, true>(ctx, a, lt);
+    else hex_operator<true, OnTheFly, bound, true>(ctx, a);
 #endif
   }
 };
@@ -132,11 +137,13 @@ bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1, bool 
 }
 
 bool operator_columns(Geometry g, bool diffusion, int nd1, int nq1, bool nodal, int comps) {
-  // Several components only. H100, 8M DOFs, same runs against the bound-4 point-column kernel:
-  // BP6 stored 1.30x, on the fly 1.57x, BK6 1.01x, 1.43x; scalar (BP5) at best 1.01x stored
-  // and 0.84-0.91x on the fly, with any elements per item, per block and register cap
-  // (docs/benchmarks/operators.md)
-  return g == Geometry::Hexahedron && diffusion && nodal && comps > 1 && nd1 == 4 && nq1 == 4 && forced_bound() < 0 &&
+  // Several components only. H100, 8M DOFs, same run against the kernels before: p = 3 (the
+  // bound-4 point-column kernel) BP6 stored 1.31x, on the fly 1.58x, BK6 1.05x, 1.46x; p = 4
+  // (the bound-6 line kernel) BP6 1.55x, 1.47x, BK6 1.28x, 1.40x. Scalar (BP5, p = 3) at best
+  // 1.01x stored and 0.84-0.91x on the fly, with any elements per item, per block and register
+  // cap (docs/benchmarks/operators.md)
+  return g == Geometry::Hexahedron && diffusion && nodal && comps > 1 && (nd1 == 4 || nd1 == 5) && nq1 == nd1 &&
+         forced_bound() < 0 &&
          !operator_matmul(g, diffusion, nd1, nq1);
 }
 
@@ -179,7 +186,11 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
                       : v.template operator()<HexThreadElement<2, false, false>>();
   }
   if (operator_columns(g, diffusion, nd1, nq1, nodal, comps))
-    return on_the_fly ? v.template operator()<HexColumnNodal<true>>() : v.template operator()<HexColumnNodal<false>>();
+  {
+    if (nd1 == 5)
+      return on_the_fly ? v.template operator()<HexColumnNodal<5, true>>() : v.template operator()<HexColumnNodal<5, false>>();
+    return on_the_fly ? v.template operator()<HexColumnNodal<4, true>>() : v.template operator()<HexColumnNodal<4, false>>();
+  }
   const int bound = operator_bound(g, nd1, nq1);
   // the buckets: p <= 2, 4, 6, 8, 10, 12 with q = p + 2; bound 0: the run-time-size kernel
   const auto by_bound = [&]<bool D, bool O, bool Nodal>() {
@@ -208,9 +219,14 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a) {
   with_operator_kernel(g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, a.comps, a.idx == nullptr, [&]<class K>() {
     K k{a};
-    if constexpr (requires { typename K::Policy; })
-      if constexpr (K::Policy::lines) fill_line_tables(k.t, a);
-    if constexpr (requires { K::thread_element; } || requires { K::column_tables; }) fill_thread_element_tables(k.t, a);
+    if constexpr (requires { K::column_tables; }) {
+      fill_thread_element_tables(k.t, a);
+      if constexpr (K::Policy::lines) fill_line_tables(k.lt, a);
+    } else {
+      if constexpr (requires { typename K::Policy; })
+        if constexpr (K::Policy::lines) fill_line_tables(k.t, a);
+      if constexpr (requires { K::thread_element; }) fill_thread_element_tables(k.t, a);
+    }
     launch(label, exec, t, k);
     return 0;
   });

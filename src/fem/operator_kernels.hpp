@@ -1108,26 +1108,33 @@ TESSERA_INTERP_UNROLL
   thread_element_store<ND>(ctx, a, d);
 }
 
-/// Diffusion with the points at the nodes at p = 3 (4 nodes per direction, Gauss-Lobatto
-/// q = p + 1) on the GPU: one element per 16 threads (half a warp), thread (y, x) keeping the
-/// element's z column of values (z = 0..3) in registers. The x and y derivatives, and their
-/// transposes, read the other columns' values by warp shuffles inside the half warp; the z
-/// ones stay in the thread: no shared memory and no barrier. Stored, the 16 threads of a z
-/// slab read 16 consecutive doubles of each of D's 6 rows; on the fly the half warp forms the
-/// element's 24 monomial coefficients (two per thread) and passes them round by shuffles, and
-/// each thread computes D at its 4 points; either way D is formed once for all components.
-/// a.chunk elements per item, one after the other. Device code only: the CPU runs
-/// hex_operator's bound-4 kernel (HexColumnNodal). Launched for several components only
-/// (operator_columns): on scalar fields the point-column kernel, whose gathers are in flight
-/// while the previous element is computed, was as fast or faster.
-template <bool OnTheFly>
-TESSERA_HOST_DEVICE void hex_column_nodal4(TeamContext& ctx, const Args& a, const ThreadElementTables<4>& t) {
+/// The lanes of an element in hex_column_nodal: half a warp up to 16 columns (N <= 4), else a warp.
+TESSERA_HOST_DEVICE constexpr int column_lanes(int n) { return n * n <= 16 ? 16 : 32; }
+
+/// Diffusion with the points at the nodes (Gauss-Lobatto, q = p + 1) with N nodes per direction
+/// (4, 5: p = 3, 4) on the GPU: one element per column_lanes(N) threads (half a warp at N = 4,
+/// a warp with 25 of its lanes busy at N = 5), thread (y, x) keeping the element's z column of
+/// values (z = 0..N-1) in registers. The x and y derivatives, and their transposes, read the
+/// other columns' values by warp shuffles among the element's lanes; the z ones stay in the
+/// thread: no shared memory and no barrier. Stored, the threads of a z slab read consecutive
+/// doubles of each of D's 6 rows; on the fly the element's lanes form its 24 monomial
+/// coefficients (two per lane) and pass them round by shuffles, and each thread computes D at
+/// its N points; either way D is formed once for all components. a.chunk elements per item,
+/// one after the other. Device code only: the CPU runs the kernel of the bound
+/// (HexColumnNodal). Launched for several components only (operator_columns): on scalar
+/// fields at p = 3 the point-column kernel, whose gathers are in flight while the previous
+/// element is computed, was as fast or faster.
+template <int N, bool OnTheFly>
+TESSERA_HOST_DEVICE void hex_column_nodal(TeamContext& ctx, const Args& a, const ThreadElementTables<N>& t) {
 #if defined(TESSERA_DEVICE_CODE)
-  constexpr int N = 4, ND = 64, S = 16;  // nodes per direction, per element, per z slab
-  const int x = ctx.thread_x(), y = ctx.thread_y(), lane = y * N + x;
-  // this half warp's lanes: the block's items are consecutive runs of 16 threads
-  const unsigned mask = 0xFFFFu << ((ctx.local_item() & 1) * 16);
-  const auto from = [&](double v, int src) { return __shfl_sync(mask, v, src, S); };
+  constexpr int S = N * N, ND = S * N, W = column_lanes(N);  // per z slab, per element; lanes
+  // thread (y, x) of the element's W lanes; the lanes past S (N = 5: 25..31) take part in the
+  // shuffles as lane S - 1 and store nothing
+  const int lane = std::min(ctx.thread_x(), S - 1), x = lane % N, y = lane / N;
+  const bool column = ctx.thread_x() < S;
+  // this element's lanes: the block's items are consecutive runs of W threads
+  const unsigned mask = W == 32 ? 0xFFFFFFFFu : 0xFFFFu << ((ctx.local_item() & 1) * 16);
+  const auto from = [&](double v, int src) { return __shfl_sync(mask, v, src, W); };
   // table entries for this thread's x and y: Gc*[i] = G(i, x) (derivative at x of l_i),
   // Gr*[i] = G(x, i) (the transposed sum's weights); G(i, q) = l_i'(x_q)
   double Gcx[N], Gcy[N], Grx[N], Gry[N], xx = 0, xy = 0;
@@ -1162,11 +1169,13 @@ TESSERA_INTERP_UNROLL
     double F[N][6];
     if constexpr (OnTheFly) {
       const double* Xe = a.X + e * 24;
-      const double c0 = multilinear_coefficient<3>(a, Xe, lane);
-      const double c1 = lane < 8 ? multilinear_coefficient<3>(a, Xe, lane + S) : 0.0;
+      // coefficient k from lane k % 16 (k < 16: its first, else its second)
+      const int l16 = lane & 15;
+      const double c0 = multilinear_coefficient<3>(a, Xe, l16);
+      const double c1 = l16 < 8 ? multilinear_coefficient<3>(a, Xe, l16 + 16) : 0.0;
       double Xc[24];
 TESSERA_INTERP_UNROLL
-      for (int k = 0; k < 24; ++k) Xc[k] = from(k < S ? c0 : c1, k & (S - 1));
+      for (int k = 0; k < 24; ++k) Xc[k] = from(k < 16 ? c0 : c1, k & 15);
 TESSERA_INTERP_UNROLL
       for (int z = 0; z < N; ++z) {
         const double xi[3] = {xx, xy, t.x[z]};
@@ -1204,7 +1213,7 @@ TESSERA_INTERP_UNROLL
       for (int z = 0; z < N; ++z)
 TESSERA_INTERP_UNROLL
         for (int i = 0; i < N; ++i) r[z] += t.G[z][i] * fz[i];
-      if (valid)
+      if (valid && column)
 TESSERA_INTERP_UNROLL
         for (int z = 0; z < N; ++z) {
           if (a.idx) atomicAdd(&a.y_out[c * a.nn + id[z]], r[z]);
@@ -1808,10 +1817,9 @@ TESSERA_INTERP_UNROLL
 /// shared-memory layout (Interpolator::operator_shape mirrors it).
 int operator_bound(Geometry g, int nd1, int nq1);
 /// Whether the hexahedron operator for these sizes is diffusion with the points at the nodes at
-/// p = 3 (4 nodes and points per direction) on a field of several components, which on the
-/// GPU runs one element per half warp (hex_column_nodal4: 4 x 4 threads per element, no shared
-/// memory); not when TESSERA_OPERATOR_BOUND is set. On the CPU the bound-4 point-column kernel
-/// serves it.
+/// p = 3 or 4 (4 or 5 nodes and points per direction) on a field of several components, which
+/// on the GPU runs one element per half warp or warp (hex_column_nodal: no shared memory); not
+/// when TESSERA_OPERATOR_BOUND is set. On the CPU the kernel of its bound serves it.
 bool operator_columns(Geometry g, bool diffusion, int nd1, int nq1, bool nodal, int comps);
 /// Whether the hexahedron operator for these sizes runs one thread per element: p = 1 with 2
 /// or 3 points per direction (hex_thread_element with N = 2; with the points at the nodes,

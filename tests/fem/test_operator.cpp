@@ -343,23 +343,27 @@ TEST_P(OperatorTest, ThreadPerElementHexahedraOverManyBlocksEqualAssembled) {
         }
 }
 
-TEST_P(OperatorTest, GaussLobattoDiffusionAtOrderThreeOverManyBlocksEqualsAssembled) {
-  // p = 3 diffusion with the points at the nodes on a 3-component field runs, on the GPU, one
-  // element per half warp (hex_column_nodal4: shuffles between the 16 threads of an element, no
-  // shared memory; scalar fields the point-column kernel). 210 elements over many blocks with a
-  // partial last one; 3 elements per block leaves a warp half empty (its shuffles name one half
-  // only); 3 elements per item walks them one after the other. Stored and on the fly, 1 and 3
-  // components, the global and the element-level apply. Its rule on the GPU, 2 elements per
-  // item and 4 per block, tells which kernel the automatic choice took.
+TEST_P(OperatorTest, GaussLobattoDiffusionAtOrdersThreeAndFourOverManyBlocksEqualsAssembled) {
+  // p = 3, 4 diffusion with the points at the nodes on a 3-component field runs, on the GPU, one
+  // element per half warp (p = 3) or warp (p = 4, 25 of its lanes busy): hex_column_nodal,
+  // shuffles between the threads of an element, no shared memory; scalar fields keep the other
+  // kernels. 210 elements over many blocks with a partial last one; at p = 3, 3 elements per
+  // block leave a warp half empty (its shuffles name one half only); 3 elements per item walk
+  // them one after the other. At p = 4 (1 or 2 elements per block) 36 elements are many blocks
+  // too, and keep the host reference short. Stored and on the fly, 1 and 3 components, the
+  // global and the element-level apply. Its rule on the GPU, 2 elements per item and 4 per
+  // block at p = 3, 1 at p = 4, tells which kernel the automatic choice took.
   ScopedEnv cache("TESSERA_TUNING_CACHE", /*tuning=*/true);
   cache.set("");  // the rules alone
-  const Mesh mesh = distorted_mesh("box:hex:7x6x5:perturb=0.2");
+  for (int p : {3, 4})
   for (int comps : {1, 3})
     for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly})
       for (const auto& [k, epb] : {std::pair{0, 0}, std::pair{1, 3}, std::pair{3, 2}}) {
-        SCOPED_TRACE(testing::Message() << "c=" << comps << " " << name(gs) << ", per item " << k << ", per block "
-                                        << epb);
-        const H1Space space(mesh, 3, comps);
+        if (p == 4 && epb == 3) continue;  // whole warps at p = 4: the half-empty case is p = 3's
+        SCOPED_TRACE(testing::Message() << "p=" << p << " c=" << comps << " " << name(gs) << ", per item " << k
+                                        << ", per block " << epb);
+        const Mesh mesh = distorted_mesh(p == 3 ? "box:hex:7x6x5:perturb=0.2" : "box:hex:4x3x3:perturb=0.2");
+        const H1Space space(mesh, p, comps);
         OperatorOptions opt;
         opt.geometry = gs;
         opt.quadrature = QuadratureType::GaussLobatto;
@@ -368,7 +372,8 @@ TEST_P(OperatorTest, GaussLobattoDiffusionAtOrderThreeOverManyBlocksEqualsAssemb
         if (k == 0 && exec().on_device()) {
           const H1Operator A(space, OperatorKind::Diffusion, exec(), opt);
           std::string src;
-          EXPECT_EQ(A.elements_per_item(false, &src) == 2 && A.elements_per_block(false, &src) == 4, comps == 3);
+          EXPECT_EQ(A.elements_per_item(false, &src) == 2 && A.elements_per_block(false, &src) == (p == 3 ? 4 : 1),
+                    comps == 3);
         }
         expect_matches_assembled(space, OperatorKind::Diffusion, exec(), opt);
         expect_element_apply_matches_global(space, OperatorKind::Diffusion, exec(), opt);
@@ -565,8 +570,9 @@ TEST_P(OperatorTest, TuningCacheChoosesElementsPerItemAndBlock) {
 TEST_P(OperatorTest, GaussLobattoDiffusionAtOrdersFourAndFiveWalksOneElementPerItemOnTheGpu) {
   // The rule for stored scalar diffusion with the points at the nodes at p = 4, 5 on GPU
   // hexahedra: 1 element per item and 2 per block (measured 1.11x / 1.19x on the H100). Not for
-  // 3 components, not on the CPU (512 / nodes there: 4 at p = 4, 2 at p = 5). Whatever the
-  // count, the apply must equal the one with the count fixed by the option.
+  // 3 components (at p = 4 they run one element per warp, hex_column_nodal: 2 per item), not
+  // on the CPU (512 / nodes there: 4 at p = 4, 2 at p = 5). Whatever the count, the apply must
+  // equal the one with the count fixed by the option.
   ScopedEnv cache("TESSERA_TUNING_CACHE", /*tuning=*/true);
   cache.set("");  // the rules alone
   const Mesh mesh = distorted_mesh("box:hex:3x2x2");
@@ -581,7 +587,7 @@ TEST_P(OperatorTest, GaussLobattoDiffusionAtOrdersFourAndFiveWalksOneElementPerI
       std::string src;
       const int k = A.elements_per_item(false, &src), chunk = std::clamp(512 / ((p + 1) * (p + 1) * (p + 1)), 1, 8);
       EXPECT_EQ(src, "heuristic");
-      EXPECT_EQ(k, gpu && comps == 1 ? 1 : chunk);
+      EXPECT_EQ(k, gpu && comps == 1 ? 1 : gpu && p == 4 ? 2 : chunk);
       if (gpu && comps == 1) EXPECT_EQ(A.elements_per_block(false, &src), 2);
       opt.elements_per_item = k == 1 ? chunk : 1;
       const H1Operator B(space, OperatorKind::Diffusion, exec(), opt);
