@@ -360,6 +360,9 @@ TEST_P(OperatorTest, GaussLobattoDiffusionAtOrdersThreeAndFourOverManyBlocksEqua
     for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly})
       for (const auto& [k, epb] : {std::pair{0, 0}, std::pair{1, 3}, std::pair{3, 2}}) {
         if (p == 4 && epb == 3) continue;  // whole warps at p = 4: the half-empty case is p = 3's
+#if defined(__SANITIZE_ADDRESS__)
+        if (k != 0) continue;  // the launch variants matter on the GPU; under AddressSanitizer the host reference takes minutes
+#endif
         SCOPED_TRACE(testing::Message() << "p=" << p << " c=" << comps << " " << name(gs) << ", per item " << k
                                         << ", per block " << epb);
         const Mesh mesh = distorted_mesh(p == 3 ? "box:hex:7x6x5:perturb=0.2" : "box:hex:4x3x3:perturb=0.2");
