@@ -2,7 +2,6 @@
 #include "tessera/fem/interpolate.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
 #include <sstream>
 
@@ -588,7 +587,6 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
   const Teams t{(ne_ + a.chunk - 1) / a.chunk, epb, th, item, common};
   ia::launch_operator(diffusion ? "fem/operator_diffusion" : "fem/operator_mass", exec_, t, geom_, diffusion, a);
 }
-
 
 int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
   if (exec_.on_device() && geom_ == Geometry::Hexahedron) {

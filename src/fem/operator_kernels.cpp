@@ -143,8 +143,7 @@ bool operator_columns(Geometry g, bool diffusion, int nd1, int nq1, bool nodal, 
   // 1.01x stored and 0.84-0.91x on the fly, with any elements per item, per block and register
   // cap (docs/benchmarks/operators.md)
   return g == Geometry::Hexahedron && diffusion && nodal && comps > 1 && (nd1 == 4 || nd1 == 5) && nq1 == nd1 &&
-         forced_bound() < 0 &&
-         !operator_matmul(g, diffusion, nd1, nq1);
+         forced_bound() < 0 && !operator_matmul(g, diffusion, nd1, nq1);
 }
 
 int operator_bound(Geometry g, int nd1, int nq1) {
@@ -185,8 +184,7 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
     return on_the_fly ? v.template operator()<HexThreadElement<2, false, true>>()
                       : v.template operator()<HexThreadElement<2, false, false>>();
   }
-  if (operator_columns(g, diffusion, nd1, nq1, nodal, comps))
-  {
+  if (operator_columns(g, diffusion, nd1, nq1, nodal, comps)) {
     if (nd1 == 5)
       return on_the_fly ? v.template operator()<HexColumnNodal<5, true>>() : v.template operator()<HexColumnNodal<5, false>>();
     return on_the_fly ? v.template operator()<HexColumnNodal<4, true>>() : v.template operator()<HexColumnNodal<4, false>>();
