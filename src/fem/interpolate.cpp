@@ -613,6 +613,11 @@ int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
     if (diffusion && !on_the_fly && nd_ <= 64) return std::min(2, chunk());
     if (diffusion && !on_the_fly && nd_ <= 125 && !nodal_points_) return 1;
     if (single_nodal_diffusion(diffusion, on_the_fly)) return 1;
+    // Stored mass at p = 3 with 5 points per direction (the bound-6 line kernel): 4 per item,
+    // not 8. H100, 8M DOFs, tuner sweeps of 1, 2, 4, 8 per item (5 per block, the rule's, best
+    // with each): BP1 0.359, 0.337, 0.332, 0.354 ms, BP2 0.905, 0.894, 0.898, 0.997 ms; on the
+    // fly 8 stays (BP1 0.538, 0.461, 0.440, 0.434) (docs/benchmarks/operators.md)
+    if (!diffusion && !on_the_fly && nd_ == 64 && nq1_ == 5) return 4;
     // On the fly with Gauss points from p = 6 (343 nodes), scalar fields: 2, where 512 / nodes
     // gives 1. H100, same run against 1: mass (BP1) p = 6..10 1.05-1.13x; diffusion (BP3) p =
     // 6..8 1.04-1.09x but p = 9, 10 0.90-0.92x (the second gather buffer costs a block per SM),
@@ -634,8 +639,11 @@ bool Interpolator::single_nodal_diffusion(bool diffusion, bool on_the_fly) const
   // block, 4 per item at p = 4; 7 and 2 at p = 5): BP5 p = 4 1.10x, p = 5 1.18x; 1 per item
   // gained 1.05-1.18x with any of 1, 2, 3, 4, 6 per block, 2 per item at most 1.08x, and the
   // tuner picked 1 per item for both on the H100 and the H200 (docs/benchmarks/operators.md)
+  // Several components at p = 5 too (at p = 4 they run hex_column_nodal): H100, 8M DOFs, BP6
+  // stored, tuner sweep: 1 x 2 0.833 ms against the rule before (2 per item) at its best per
+  // block, 2 x 4, 0.916 (docs/benchmarks/operators.md)
   return exec_.on_device() && geom_ == Geometry::Hexahedron && diffusion && !on_the_fly && nodal_points_ &&
-         comps_ == 1 && nd_ >= 125 && nd_ <= 216;
+         nd_ >= 125 && nd_ <= 216;
 }
 
 bool Interpolator::operator_merged_lines() const {

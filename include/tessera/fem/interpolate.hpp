@@ -266,12 +266,13 @@ class Interpolator {
   /// The operator kernels' rule for the elements per item where neither the option nor the
   /// tuning cache sets it: chunk(), except on hexahedra on the GPU: stored diffusion at most 2
   /// with p <= 3 (1 with Gauss points at bound 6: gauss_diffusion_at_bound6), 1 with Gauss
-  /// points at p = 4 and 1 for scalars with the points at the nodes
-  /// at p = 4, 5 (single_nodal_diffusion), and 2 on the fly with Gauss points and scalar
-  /// fields from p = 6 (diffusion up to p = 8).
+  /// points at p = 4, 1 with the points at the nodes at p = 4, 5 (single_nodal_diffusion),
+  /// stored mass at p = 3 with 5 points per direction 4, and 2 on the fly with Gauss points and
+  /// scalar fields from p = 6 (diffusion up to p = 8).
   int operator_chunk(bool diffusion, bool on_the_fly) const;
-  /// Whether the rules give stored scalar diffusion with the points at the nodes 1 element per
-  /// item and 2 per block (hexahedra on the GPU, p = 4, 5).
+  /// Whether the rules give stored diffusion with the points at the nodes 1 element per item
+  /// and 2 per block (hexahedra on the GPU, p = 4, 5; several components at p = 4 run
+  /// hex_column_nodal instead).
   bool single_nodal_diffusion(bool diffusion, bool on_the_fly) const;
   /// Whether the rules give stored diffusion with Gauss points at bound 6 (p = 3, 4 with q = p
   /// + 2; hexahedra on the GPU) 1 element per item and about 96 threads per block.
