@@ -838,6 +838,13 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
     want = (96 + per - 1) / per;  // with its rule of 1 per item (operator_chunk): p = 3 4, p = 4 3
   } else if (exec_.on_device() && (bound == 4 || bound == 6) && per >= 8 && per < 32) {
     while (want < 16 && 5 * want * per < 4 * 32 * ((want * per + 31) / 32)) ++want;
+  } else if (exec_.on_device() && on_the_fly && bound == 10 && (nq1_ == 9 || !diffusion)) {
+    // On the fly at bound 10 with 9 points per direction, and mass with 10: 3 per block, not 1.
+    // H100, 8M DOFs, tuner sweeps (the winner against the rule's pair, alternating): BP3 p = 7
+    // 1.13x, BP4 p = 7 1.15x, BP2 p = 7 1.08x, BP5 and BP6 p = 8 1.06x, BP1 p = 8 1.07x, BP2
+    // p = 8 1.05x; diffusion with 10 points (BP3, BP4 p = 8, BP5, BP6 p = 9) kept the rule's
+    // (docs/benchmarks/operators.md)
+    want = 3;
   } else {
     const int target = bound >= 10 ? 128 : bound == 8 ? 160 : 256;
     want = std::clamp(target / per, 1, 16);
