@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iomanip>
 #include <numbers>
 #include <ostream>
@@ -38,6 +39,7 @@ OperatorOptions operator_options(const PoissonOptions& opt) {
   if (const auto c = q.find(':'); c != std::string::npos) {
     deg = q.substr(c + 1);
     q = q.substr(0, c);
+    TESSERA_REQUIRE(!deg.empty(), "poisson: --quadrature '", opt.quadrature, "': a degree must follow the ':'");
   } else if (!q.empty() && std::isdigit(static_cast<unsigned char>(q[0]))) {
     deg = q;
     q = "gauss";
@@ -187,8 +189,26 @@ std::vector<double> vertex_values(const H1Space& space, const std::vector<double
   return out;
 }
 
+/// Refuses a mesh whose vertices have more coordinates than its dimension unless the extra
+/// ones are constant (a planar 2-D mesh lifted to z = c): the exact solution and the operator
+/// read the first dim() coordinates, so a surface mesh, or a 2-D mesh tilted out of the z = c
+/// plane, would give meaningless results.
+void check_flat(const Mesh& mesh, const std::string& name) {
+  const int dim = mesh.dim(), sdim = mesh.space_dim();
+  for (int c = dim; c < sdim; ++c)
+    for (index_t v = 1; v < mesh.num_vertices(); ++v)
+      TESSERA_REQUIRE(mesh.vertex(v, c) == mesh.vertex(0, c), "poisson: mesh '", name, "' is ", dim,
+                      "-dimensional but its vertices vary in coordinate ", "xyz"[c], " (vertex 0: ",
+                      mesh.vertex(0, c), ", vertex ", v, ": ", mesh.vertex(v, c), "): a surface or curve in ",
+                      sdim, "-D space, or a tilted ", dim, "-D mesh. poisson solves on the domain the first ", dim,
+                      " coordinates span; give a ", dim == 2 ? "planar mesh in the x-y plane" : "mesh along x",
+                      " (for a 3-D domain from Gmsh, save its volume elements: a Physical Volume, or no physical ",
+                      "groups at all)");
+}
+
 Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std::ostream& out, bool write) {
   Solved r;
+  check_flat(mesh, opt.mesh);
   const auto t0 = Clock::now();
   const H1Space space(mesh, opt.order, 1);
   const int dim = mesh.dim();
@@ -265,19 +285,38 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
     fields[2] = {"error", 1, true, fields[0].values};
     for (std::size_t v = 0; v < fields[2].values.size(); ++v) fields[2].values[v] -= fields[1].values[v];
     io::write_vtu(opt.output, mesh, fields);
-    out << "wrote " << opt.output << " (u, u_exact, error at the mesh vertices)\n";
+    // with --json, stdout holds the JSON alone
+    if (opt.json) std::fprintf(stderr, "wrote %s (u, u_exact, error at the mesh vertices)\n", opt.output.c_str());
+    else out << "wrote " << opt.output << " (u, u_exact, error at the mesh vertices)\n";
   }
   return r;
+}
+
+/// --output: a .vtu name in a folder that exists and can be written, checked before the solve
+/// (which may take long) rather than after it.
+void check_output(const std::string& path) {
+  std::string ext = path.size() >= 4 ? path.substr(path.size() - 4) : "";
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  TESSERA_REQUIRE(ext == ".vtu", "poisson: --output '", path, "' must name a .vtu file (VTK XML unstructured grid)");
+  const bool existed = std::ifstream(path).good();
+  {
+    std::ofstream probe(path, std::ios::app);
+    TESSERA_REQUIRE(probe.good(), "poisson: --output '", path,
+                    "' cannot be written (no such folder, or no permission); nothing was solved");
+  }
+  if (!existed) std::remove(path.c_str());
 }
 
 }  // namespace
 
 int run_poisson(const PoissonOptions& opt, std::ostream& out) {
   TESSERA_REQUIRE(opt.order >= 1, "poisson: order must be >= 1 (got ", opt.order, ")");
+  TESSERA_REQUIRE(opt.tol > 0 && opt.tol < 1, "poisson: the CG tolerance must lie in (0, 1), got ", opt.tol);
   const OperatorOptions oo = operator_options(opt);  // bad values: refused before any mesh is read
   const std::string rule = std::string(oo.quadrature == QuadratureType::Gauss ? "gauss" : "gauss-lobatto") +
                            (oo.degree >= 0 ? " degree " + std::to_string(oo.degree) : "");
   const Exec exec = Exec::parse(opt.backend);
+  if (!opt.output.empty()) check_output(opt.output);
   std::vector<Solved> levels;
   std::vector<fem::Mesh> meshes;
   const int nlev = opt.study > 0 ? opt.study + 1 : 1;
@@ -316,6 +355,17 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
     }
   }
   if (opt.json) out << (runs.size() == 1 ? runs[0].dump() : runs.dump()) << "\n";
+  if (nlev > 1) {
+    // At high orders the discretization error can fall to the level that the CG tolerance
+    // leaves in the solution, and the observed rate then says more about --tol than the method
+    const double rate = runs.back()["l2_rate"].get<double>();
+    if (rate < opt.order + 1 - 0.5)
+      std::fprintf(stderr,
+                   "tessera: note: the last observed L2 rate, %.2f, is below p + 1 = %d; where the L2 error is "
+                   "small (here %.2e), the algebraic error CG leaves at --tol %.1e can dominate it: rerun with a "
+                   "smaller --tol (e.g. 1e-14) to see the discretization's rate\n",
+                   rate, opt.order + 1, levels.back().l2, opt.tol);
+  }
   if (rc != 0)
     std::fprintf(stderr, "tessera: error: CG did not reach the tolerance %.1e within %d iterations\n", opt.tol,
                  opt.max_iters);

@@ -283,7 +283,21 @@ int main(int argc, char** argv) {
                    "the vertices)")
       ->check(CLI::IsMember({"stored", "onthefly"}))
       ->capture_default_str();
-  pcmd->add_option("--tol", pois.tol, "CG relative tolerance")->check(CLI::PositiveNumber)->capture_default_str();
+  pcmd->add_option("--tol", pois.tol, "CG relative tolerance (0 < tol < 1)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            double t = 0;
+            try {
+              std::size_t used = 0;
+              t = std::stod(v, &used);
+              if (used != v.size()) return "'" + v + "' is not a number";
+            } catch (const std::exception&) {
+              return "'" + v + "' is not a number";
+            }
+            return t > 0 && t < 1 ? std::string() : "must lie in (0, 1), got " + v;
+          },
+          "(0, 1)"))
+      ->capture_default_str();
   pcmd->add_option("--max-iters", pois.max_iters, "CG iteration limit")->check(CLI::Range(1, 100000000))
       ->capture_default_str();
   pcmd->add_option("--output", pois.output, "Write u, u_exact and the error at the vertices to this .vtu file");

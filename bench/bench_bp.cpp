@@ -105,7 +105,7 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
   const Exec exec = Exec::parse(opt.backend);
   const char* cmd = opt.tune ? "tune operators" : opt.element ? "bench bk" : "bench bp";
   std::vector<int> orders;
-  for (const auto& w : split(opt.orders)) orders.push_back(std::stoi(w));
+  for (int p : split_ints(opt.orders, "--orders")) orders.push_back(p);
   std::vector<Problem> problems;
   for (const auto& w : split(opt.problems)) problems.push_back(parse_problem(w, opt.element));
   std::vector<fem::GeometrySource> geoms;
@@ -114,7 +114,7 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
     geoms.push_back(w == "stored" ? fem::GeometrySource::Stored : fem::GeometrySource::OnTheFly);
   }
   std::vector<double> sizes;
-  for (const auto& w : split(opt.sizes)) sizes.push_back(std::stod(w));
+  for (double d : split_numbers(opt.sizes, "--sizes")) sizes.push_back(d);
   if (sizes.empty()) sizes.push_back(opt.dofs);
   for (double d : sizes) TESSERA_REQUIRE(d >= 100, cmd, ": sizes must be >= 100 DOFs, got ", d);
   const fem::Geometry eg = parse_elements(opt.elements);

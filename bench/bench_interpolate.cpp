@@ -134,8 +134,7 @@ int run_interpolate(const InterpolateOptions& opt, std::ostream& out) {
   std::vector<Geometry> geoms;
   for (const auto& s : split(opt.geometries)) geoms.push_back(parse_geometry(s));
   std::vector<int> orders;
-  for (const auto& s : split(opt.orders)) {
-    const int p = std::stoi(s);
+  for (const int p : split_ints(opt.orders, "--orders")) {
     TESSERA_REQUIRE(p >= 1, "bench interpolate: order ", p, " < 1");
     orders.push_back(p);
   }

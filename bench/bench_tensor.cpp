@@ -523,9 +523,10 @@ struct GhModule {
 std::vector<index_t> grid_sizes(const TensorOptions& opt, bool gpu) {
   std::vector<index_t> s;
   if (!opt.sizes.empty()) {
-    std::stringstream ss(opt.sizes);
-    std::string tok;
-    while (std::getline(ss, tok, ',')) s.push_back(static_cast<index_t>(std::stod(tok)));
+    for (double d : split_numbers(opt.sizes, "bench tensor: --sizes")) {
+      TESSERA_REQUIRE(d >= 1 && d < 9.2e18, "bench tensor: --sizes: ", d, " is not a grid size");
+      s.push_back(static_cast<index_t>(d));
+    }
     return s;
   }
   const index_t lo = opt.min > 0 ? opt.min : 100;

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <vector>
 
+#include "tessera/core/error.hpp"
+
 namespace tessera::bench {
 
 double time_median(const Exec& exec, int reps, const std::function<void()>& fn) {
@@ -82,6 +84,32 @@ std::vector<std::string> split(const std::string& s) {
   while (std::getline(ss, w, ','))
     if (!w.empty()) out.push_back(w);
   return out;
+}
+
+namespace {
+template <class T, class Parse>
+std::vector<T> split_parsed(const std::string& s, const char* what, const char* kind, const Parse& parse) {
+  std::vector<T> out;
+  for (const auto& w : split(s)) {
+    std::size_t used = 0;
+    T v{};
+    try {
+      v = parse(w, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    TESSERA_REQUIRE(used > 0 && used == w.size(), what, ": '", w, "' in '", s, "' is not ", kind);
+    out.push_back(v);
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<int> split_ints(const std::string& s, const char* what) {
+  return split_parsed<int>(s, what, "an integer", [](const std::string& w, std::size_t* u) { return std::stoi(w, u); });
+}
+std::vector<double> split_numbers(const std::string& s, const char* what) {
+  return split_parsed<double>(s, what, "a number", [](const std::string& w, std::size_t* u) { return std::stod(w, u); });
 }
 
 std::string today() {

@@ -29,6 +29,10 @@ double copy_bandwidth_gbs(const Exec& exec, index_t n, int reps, std::string* la
 std::string describe(const Exec& exec);
 /// The non-empty items of a comma-separated list.
 std::vector<std::string> split(const std::string& s);
+/// The items of a comma-separated list of integers (numbers) for the option `what`; throws
+/// tessera::Error naming the option and the item that is not one.
+std::vector<int> split_ints(const std::string& s, const char* what);
+std::vector<double> split_numbers(const std::string& s, const char* what);
 /// Today's date (UTC) as YYYY-MM-DD.
 std::string today();
 

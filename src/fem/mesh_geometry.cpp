@@ -1,8 +1,11 @@
 // Mesh: validation and the geometry of the first-order element maps.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <sstream>
+#include <vector>
 
 #include "tessera/core/error.hpp"
 #include "tessera/fem/mesh.hpp"
@@ -130,7 +133,7 @@ std::array<std::array<double, 3>, 2> Mesh::bounding_box() const {
 
 void Mesh::validate(const std::string& source) const {
   // Checks in the order documented in mesh.hpp: ids, repeated vertices, coordinates,
-  // dimensions, orientation.
+  // dimensions, orientation, repeated elements.
   const std::string src = where(source);
   const index_t nv = num_vertices();
   auto check_ids = [&](const char* what, index_t i, Geometry g, std::span<const index_t> vs) {
@@ -143,7 +146,6 @@ void Mesh::validate(const std::string& source) const {
     }
   };
   for (index_t e = 0; e < num_elements(); ++e) check_ids("element", e, element_geometry(e), element_vertices(e));
-  for (index_t b = 0; b < num_boundary(); ++b) check_ids("boundary face", b, boundary_geometry(b), boundary_vertices(b));
   for (index_t v = 0; v < nv; ++v)
     for (int c = 0; c < sdim_; ++c)
       if (!std::isfinite(vertex(v, c)))
@@ -160,17 +162,43 @@ void Mesh::validate(const std::string& source) const {
       fail(src, ": boundary face ", b, " is a ", name(g), " (", fem::dim(g), "-D), but the boundary of a ", dim_,
            "-D mesh has dimension ", dim_ - 1);
   }
-  if (sdim_ != dim_) return;  // embedded elements have no orientation
-  for (index_t e = 0; e < num_elements(); ++e) {
-    const Geometry g = element_geometry(e);
-    for (int v = 0; v < fem::num_vertices(g); ++v) {
-      const auto x = reference_vertex(g, v);
-      const double d = det_jacobian(e, std::span<const double>(x.data(), std::size_t(fem::dim(g))));
-      if (!(d > 0))
-        fail(src, ": element ", e, " (", name(g), ") is ", d < 0 ? "inverted" : "degenerate", ": det J = ", d,
-             " at its vertex ", v, "; list the vertices in Gmsh order with positive orientation");
+  if (sdim_ == dim_)  // embedded elements have no orientation
+    for (index_t e = 0; e < num_elements(); ++e) {
+      const Geometry g = element_geometry(e);
+      for (int v = 0; v < fem::num_vertices(g); ++v) {
+        const auto x = reference_vertex(g, v);
+        const double d = det_jacobian(e, std::span<const double>(x.data(), std::size_t(fem::dim(g))));
+        if (!(d > 0))
+          fail(src, ": element ", e, " (", name(g), ") is ", d < 0 ? "inverted" : "degenerate", ": det J = ", d,
+               " at its vertex ", v, "; list the vertices in Gmsh order with positive orientation");
+      }
     }
+  {  // repeated elements (the same vertices in any order): a hash of the sorted ids, then a full comparison
+    const auto sorted = [&](index_t e) {
+      const auto vs = element_vertices(e);
+      std::array<index_t, 8> k{};
+      k.fill(-1);
+      for (std::size_t i = 0; i < vs.size() && i < k.size(); ++i) {  // insertion sort of at most 8 ids
+        std::size_t j = i;
+        for (; j > 0 && k[j - 1] > vs[i]; --j) k[j] = k[j - 1];
+        k[j] = vs[i];
+      }
+      return k;
+    };
+    std::vector<std::pair<std::uint64_t, index_t>> h(static_cast<std::size_t>(num_elements()));
+    for (index_t e = 0; e < num_elements(); ++e) {
+      std::uint64_t x = 1469598103934665603ull;
+      for (index_t v : sorted(e)) x = (x ^ std::uint64_t(v)) * 1099511628211ull;
+      h[std::size_t(e)] = {x, e};
+    }
+    std::sort(h.begin(), h.end());
+    for (std::size_t i = 1; i < h.size(); ++i)
+      for (std::size_t j = i; j-- > 0 && h[j].first == h[i].first;)
+        if (sorted(h[j].second) == sorted(h[i].second))
+          fail(src, ": element ", h[i].second, " (", name(element_geometry(h[i].second)), ") has the same vertices as element ",
+               h[j].second, ": a repeated element (the mesh would count its volume twice)");
   }
+  for (index_t b = 0; b < num_boundary(); ++b) check_ids("boundary face", b, boundary_geometry(b), boundary_vertices(b));
 }
 
 }  // namespace tessera::fem

@@ -376,7 +376,7 @@ QuadratureRule quadrature(Geometry g, int degree, QuadratureType type) {
   TESSERA_REQUIRE(type == QuadratureType::Gauss || type == QuadratureType::GaussLobatto,
                   "quadrature: invalid QuadratureType value ", static_cast<int>(type), " (valid: Gauss, GaussLobatto)");
   TESSERA_REQUIRE(type == QuadratureType::Gauss || is_tensor(g), "quadrature: Gauss–Lobatto rules are not available on a ",
-                  name(g), " (valid geometries: segment, quadrilateral, hexahedron; use QuadratureType::Gauss)");
+                  name(g), " (valid geometries: segment, quadrilateral, hexahedron; use Gauss points: QuadratureType::Gauss, --quadrature gauss in the tessera tool)");
   const int nmax = max_points_per_direction(dim(g));
   const int max_degree = segment_degree(nmax, type);
   TESSERA_REQUIRE(degree >= 0 && degree <= max_degree, "quadrature: degree ", degree, " is out of range for ",

@@ -627,23 +627,72 @@ fem::Mesh GmshFile::build(std::vector<std::string>* warnings) {
     for (int c = dim; c < 3; ++c)
       if (xyz[std::size_t(3 * v + c)] != 0.0) sdim = 3;
 
+  // Element starts in el_nodes; an element repeated with the same type and nodes is read once:
+  // MSH 2.2 lists an element once per physical group it belongs to.
+  std::vector<std::size_t> start(el_type.size());
+  {
+    std::size_t k = 0;
+    for (std::size_t e = 0; e < el_type.size(); ++e) start[e] = k, k += std::size_t(el_type[e]->corners);
+  }
+  std::vector<char> repeat(el_type.size(), 0);
+  long long repeats = 0;
+  {
+    std::map<std::vector<index_t>, std::size_t> seen;
+    for (std::size_t e = 0; e < el_type.size(); ++e) {
+      if (!kept(el_type[e])) continue;
+      std::vector<index_t> key(el_nodes.begin() + std::ptrdiff_t(start[e]),
+                               el_nodes.begin() + std::ptrdiff_t(start[e] + std::size_t(el_type[e]->corners)));
+      key.push_back(el_type[e]->type);
+      if (!seen.emplace(std::move(key), e).second) repeat[e] = 1, ++repeats;
+    }
+  }
+  // 2-D meshes in the x-y plane whose elements all turn clockwise (a clockwise curve loop, or a
+  // surface whose normal points along -z) are reversed; a mix of both turns stays for
+  // validate() to refuse (overlapping elements)
+  bool reverse = false;
+  if (dim == 2 && sdim == 2) {
+    long long cw = 0, all = 0;
+    for (std::size_t e = 0; e < el_type.size(); ++e) {
+      const ElementType* t = el_type[e];
+      if (t->dim != 2 || repeat[e]) continue;
+      double area = 0;  // twice the signed area of the corner polygon
+      for (int c = 0; c < t->corners; ++c) {
+        const index_t a = el_nodes[start[e] + std::size_t(c)], b = el_nodes[start[e] + std::size_t((c + 1) % t->corners)];
+        area += xyz[std::size_t(3 * a)] * xyz[std::size_t(3 * b + 1)] - xyz[std::size_t(3 * b)] * xyz[std::size_t(3 * a + 1)];
+      }
+      ++all;
+      if (area < 0) ++cw;
+    }
+    reverse = all > 0 && cw == all;
+  }
+
   fem::Mesh mesh(sdim);
   mesh.reserve(index_t(order.size()), nel, nbd);
   for (index_t v : order) mesh.add_vertex(std::span<const double>(xyz.data() + 3 * v, std::size_t(sdim)));
-  std::size_t k = 0;
   index_t verts[8];
   for (std::size_t e = 0; e < el_type.size(); ++e) {
     const ElementType* t = el_type[e];
-    if (kept(t)) {
-      for (int c = 0; c < t->corners; ++c) verts[c] = new_index[std::size_t(el_nodes[k + std::size_t(c)])];
+    if (kept(t) && !repeat[e]) {
+      for (int c = 0; c < t->corners; ++c) {
+        // reversed: corner 0 stays, the others in the opposite turn
+        const int from = reverse && t->dim == 2 && c > 0 ? t->corners - c : c;
+        verts[c] = new_index[std::size_t(el_nodes[start[e] + std::size_t(from)])];
+      }
       const std::span<const index_t> vs(verts, std::size_t(t->corners));
       if (t->dim == dim)
         mesh.add_element(Geometry(t->geometry), vs, el_attr[e]);
       else
         mesh.add_boundary(Geometry(t->geometry), vs, el_attr[e]);
     }
-    k += std::size_t(t->corners);
   }
+  if (repeats > 0)
+    detail::warn(warnings, ::tessera::detail::concat(name, ": ", repeats, " elements repeat an earlier element's type "
+                                          "and nodes (MSH 2.2 lists an element once per physical group): each was "
+                                          "read once, with the attribute of its first listing"));
+  if (reverse)
+    detail::warn(warnings, ::tessera::detail::concat(name, ": every element turns clockwise in the x-y plane (a "
+                                          "clockwise curve loop, or a surface normal along -z): their vertex order "
+                                          "was reversed to counter-clockwise"));
 
   if (high_order > 0) {
     std::ostringstream types;

@@ -334,6 +334,21 @@ TEST(MeshValidate, RejectsInvertedAndDegenerateElements) {
   EXPECT_ERROR_MENTIONS(q.validate("bowtie"), "bowtie", "element 0", "quadrilateral", "inverted");
 }
 
+TEST(MeshValidate, RejectsRepeatedElements) {
+  // The same vertices in another order, both counter-clockwise: the area would count twice.
+  Mesh m = two_triangles();
+  m.add_element(Geometry::Triangle, {2, 3, 0});
+  EXPECT_ERROR_MENTIONS(m.validate("twice"), "twice", "element 2", "triangle", "same vertices as element 1",
+                        "repeated element");
+  // A triangle and a quadrilateral sharing three vertices are not repeats.
+  Mesh q(2);
+  for (auto p : {std::array<double, 2>{0, 0}, {1, 0}, {1, 1}, {0, 1}, {2, 0}, {2, 1}}) q.add_vertex(p);
+  q.add_element(Geometry::Quadrilateral, {1, 4, 5, 2});
+  q.add_element(Geometry::Triangle, {0, 1, 2});
+  q.add_element(Geometry::Triangle, {0, 2, 3});
+  EXPECT_NO_THROW(q.validate("mixed"));
+}
+
 TEST(MeshValidate, RejectsWrongDimensions) {
   Mesh m = two_triangles();
   m.add_element(Geometry::Segment, {0, 1});

@@ -318,6 +318,42 @@ TEST(GmshSmall, SparseUnorderedTagsAreCompactedInTagOrder) {
   EXPECT_NEAR(m.measure(), 1.0, 1e-15);  // two right triangles of area 1/2, exact in binary
 }
 
+TEST(GmshSmall, ElementsListedOncePerPhysicalGroupAreReadOnce) {
+  // MSH 2.2 writes an element once per physical group (here 5 and 6) under a new element tag
+  std::string s = kHead22 + "$Nodes\n4\n1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n$EndNodes\n$Elements\n4\n"
+                            "1 2 2 5 1 1 2 3\n2 2 2 5 1 1 3 4\n3 2 2 6 1 1 2 3\n4 2 2 6 1 1 3 4\n$EndElements\n";
+  std::vector<std::string> warnings;
+  const Mesh m = read_gmsh_bytes(s, "twice.msh", &warnings);
+  ASSERT_EQ(m.num_elements(), 2);
+  EXPECT_EQ(m.element_attribute(0), 5);  // the first listing's group
+  EXPECT_EQ(m.element_attribute(1), 5);
+  EXPECT_NEAR(m.measure(), 1.0, 1e-15);  // two right triangles of area 1/2, exact in binary
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("2 elements repeat"), std::string::npos) << warnings[0];
+}
+
+TEST(GmshSmall, ClockwiseTwoDimensionalMeshesAreReversedAndMixedOnesRefused) {
+  // Every element clockwise (the curve loop or the normal reversed in Gmsh): read reversed,
+  // corner 0 first; a triangle and a quadrilateral
+  const std::string nodes = "$Nodes\n5\n1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n5 2 0 0\n$EndNodes\n";
+  const std::string cw = kHead22 + "$Nodes\n6\n1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n5 2 0 0\n6 2 1 0\n$EndNodes\n"
+                 "$Elements\n3\n1 2 2 1 1 1 3 2\n2 2 2 1 1 1 4 3\n3 3 2 1 1 2 3 6 5\n$EndElements\n";
+  std::vector<std::string> warnings;
+  const Mesh m = read_gmsh_bytes(cw, "cw.msh", &warnings);
+  ASSERT_EQ(m.num_elements(), 3);
+  const auto t0 = m.element_vertices(0), q = m.element_vertices(2);
+  // tags 1, 3, 2 -> vertices 0, 2, 1, reversed: 0, 1, 2; quad tags 2, 3, 6, 5 -> 1, 2, 5, 4, reversed 1, 4, 5, 2
+  EXPECT_EQ(std::vector<tessera::index_t>(t0.begin(), t0.end()), (std::vector<tessera::index_t>{0, 1, 2}));
+  EXPECT_EQ(std::vector<tessera::index_t>(q.begin(), q.end()), (std::vector<tessera::index_t>{1, 4, 5, 2}));
+  EXPECT_NEAR(m.measure(), 2.0, 1e-15);
+  EXPECT_GT(m.det_jacobian_range()[0], 0.0);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("clockwise"), std::string::npos) << warnings[0];
+  // One element of each turn: overlapping elements, refused as inverted
+  const std::string mixed = kHead22 + nodes + "$Elements\n2\n1 2 2 1 1 1 2 3\n2 2 2 1 1 1 4 3\n$EndElements\n";
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(mixed, "mixed.msh"), "mixed.msh", "inverted");
+}
+
 TEST(GmshSmall, EmbeddedSurfaceKeepsThreeCoordinates) {
   const std::string s = kHead22 + "$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 0 1 2\n$EndNodes\n$Elements\n1\n1 2 2 1 1 1 2 3\n$EndElements\n";
   const Mesh m = read_gmsh_bytes(s, "embedded.msh");
@@ -435,9 +471,12 @@ TEST(GmshMalformed, NonFiniteCoordinates) {
 
 TEST(GmshMalformed, InvertedElementAndOnlyPoints) {
   const std::string nodes = "$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 0 1 0\n$EndNodes\n";
-  // Clockwise triangle: det J < 0, found by Mesh::validate, whose message names the file.
-  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + nodes + "$Elements\n1\n1 2 0 1 3 2\n$EndElements\n", "inv.msh"),
-                        "inv.msh");
+  // A clockwise triangle beside a counter-clockwise one (a mesh of clockwise elements alone is
+  // reversed): det J < 0, found by Mesh::validate, whose message names the file.
+  const std::string four = "$Nodes\n4\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 1 1 0\n$EndNodes\n";
+  EXPECT_ERROR_MENTIONS(
+      read_gmsh_bytes(kHead22 + four + "$Elements\n2\n1 2 0 1 2 3\n2 2 0 2 3 4\n$EndElements\n", "inv.msh"), "inv.msh",
+      "element 1", "inverted");
   EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + nodes + "$Elements\n1\n1 15 0 1\n$EndElements\n", "pt.msh"), "pt.msh",
                         "only point elements");
   EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + nodes + "$Elements\n0\n$EndElements\n", "none.msh"), "none.msh",

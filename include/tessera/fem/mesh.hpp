@@ -95,8 +95,9 @@ class Mesh {
   /// Checks the mesh and throws tessera::Error naming `source` (a file name or generator
   /// spec, may be empty) and the first offending entity: vertex ids out of range, repeated
   /// vertices in an element, non-finite coordinates, element dimensions that differ from
-  /// dim() (boundary: dim() - 1), and inverted or degenerate elements (det J <= 0 at a
-  /// vertex of the element when space_dim() == dim()).
+  /// dim() (boundary: dim() - 1), inverted or degenerate elements (det J <= 0 at a vertex of
+  /// the element when space_dim() == dim()), and repeated elements (two with the same
+  /// vertices, in any order).
   void validate(const std::string& source = {}) const;
 
   /// Jacobian dx/dxi of element e at reference point xi (dim(geometry) entries): J[r][c] =
