@@ -69,6 +69,61 @@ constexpr ElementType kTypes[] = {
     {17, 3, H, 8, 20, "20-node second-order hexahedron"},
     {92, 3, H, 8, 64, "64-node third-order hexahedron"},
     {93, 3, H, 8, 125, "125-node fourth-order hexahedron"},
+    // orders up to 10 (and the incomplete, serendipity, versions): corners first as well
+    {62, 1, S, 2, 7, "7-node sixth-order line"},
+    {63, 1, S, 2, 8, "8-node seventh-order line"},
+    {64, 1, S, 2, 9, "9-node eighth-order line"},
+    {65, 1, S, 2, 10, "10-node ninth-order line"},
+    {66, 1, S, 2, 11, "11-node tenth-order line"},
+    {42, 2, T, 3, 28, "28-node sixth-order triangle"},
+    {43, 2, T, 3, 36, "36-node seventh-order triangle"},
+    {44, 2, T, 3, 45, "45-node eighth-order triangle"},
+    {45, 2, T, 3, 55, "55-node ninth-order triangle"},
+    {46, 2, T, 3, 66, "66-node tenth-order triangle"},
+    {52, 2, T, 3, 18, "18-node sixth-order incomplete triangle"},
+    {53, 2, T, 3, 21, "21-node seventh-order incomplete triangle"},
+    {54, 2, T, 3, 24, "24-node eighth-order incomplete triangle"},
+    {55, 2, T, 3, 27, "27-node ninth-order incomplete triangle"},
+    {56, 2, T, 3, 30, "30-node tenth-order incomplete triangle"},
+    {38, 2, Q, 4, 36, "36-node fifth-order quadrangle"},
+    {47, 2, Q, 4, 49, "49-node sixth-order quadrangle"},
+    {48, 2, Q, 4, 64, "64-node seventh-order quadrangle"},
+    {49, 2, Q, 4, 81, "81-node eighth-order quadrangle"},
+    {50, 2, Q, 4, 100, "100-node ninth-order quadrangle"},
+    {51, 2, Q, 4, 121, "121-node tenth-order quadrangle"},
+    {39, 2, Q, 4, 12, "12-node third-order incomplete quadrangle"},
+    {40, 2, Q, 4, 16, "16-node fourth-order incomplete quadrangle"},
+    {41, 2, Q, 4, 20, "20-node fifth-order incomplete quadrangle"},
+    {57, 2, Q, 4, 24, "24-node sixth-order incomplete quadrangle"},
+    {58, 2, Q, 4, 28, "28-node seventh-order incomplete quadrangle"},
+    {59, 2, Q, 4, 32, "32-node eighth-order incomplete quadrangle"},
+    {60, 2, Q, 4, 36, "36-node ninth-order incomplete quadrangle"},
+    {61, 2, Q, 4, 40, "40-node tenth-order incomplete quadrangle"},
+    {71, 3, Te, 4, 84, "84-node sixth-order tetrahedron"},
+    {72, 3, Te, 4, 120, "120-node seventh-order tetrahedron"},
+    {73, 3, Te, 4, 165, "165-node eighth-order tetrahedron"},
+    {74, 3, Te, 4, 220, "220-node ninth-order tetrahedron"},
+    {75, 3, Te, 4, 286, "286-node tenth-order tetrahedron"},
+    {137, 3, Te, 4, 16, "16-node third-order incomplete tetrahedron"},
+    {32, 3, Te, 4, 22, "22-node fourth-order incomplete tetrahedron"},
+    {33, 3, Te, 4, 28, "28-node fifth-order incomplete tetrahedron"},
+    {79, 3, Te, 4, 34, "34-node sixth-order incomplete tetrahedron"},
+    {80, 3, Te, 4, 40, "40-node seventh-order incomplete tetrahedron"},
+    {81, 3, Te, 4, 46, "46-node eighth-order incomplete tetrahedron"},
+    {82, 3, Te, 4, 52, "52-node ninth-order incomplete tetrahedron"},
+    {83, 3, Te, 4, 58, "58-node tenth-order incomplete tetrahedron"},
+    {94, 3, H, 8, 216, "216-node fifth-order hexahedron"},
+    {95, 3, H, 8, 343, "343-node sixth-order hexahedron"},
+    {96, 3, H, 8, 512, "512-node seventh-order hexahedron"},
+    {97, 3, H, 8, 729, "729-node eighth-order hexahedron"},
+    {98, 3, H, 8, 1000, "1000-node ninth-order hexahedron"},
+    {99, 3, H, 8, 32, "32-node third-order incomplete hexahedron"},
+    {100, 3, H, 8, 44, "44-node fourth-order incomplete hexahedron"},
+    {101, 3, H, 8, 56, "56-node fifth-order incomplete hexahedron"},
+    {102, 3, H, 8, 68, "68-node sixth-order incomplete hexahedron"},
+    {103, 3, H, 8, 80, "80-node seventh-order incomplete hexahedron"},
+    {104, 3, H, 8, 92, "92-node eighth-order incomplete hexahedron"},
+    {105, 3, H, 8, 104, "104-node ninth-order incomplete hexahedron"},
 };
 
 const ElementType* find_type(long long type) {
@@ -91,7 +146,7 @@ std::string unsupported_type(long long type) {
   }
   return ::tessera::detail::concat("element type ", type, what,
                         " is not supported: tessera reads points, lines, triangles, quadrangles, tetrahedra and hexahedra "
-                        "(Gmsh types 15, 1, 2, 3, 4, 5 and their higher-order versions); remesh without that element "
+                        "(Gmsh types 15, 1, 2, 3, 4, 5 and their higher-order versions up to order 10, read by their corners); remesh without that element "
                         "type or remove it from the physical groups");
 }
 
@@ -150,6 +205,7 @@ struct GmshFile {
   void skip_section(std::string_view section);
   void expect_end(std::string_view section, const char* hint);
   void read_nodes_22();
+  void read_parametric_nodes_22();
   void read_elements_22();
   void read_entities_41();
   std::pair<long long, long long> block_header_41(const std::string& item, std::size_t bin_item_bytes,
@@ -184,9 +240,11 @@ void GmshFile::read() {
     if (section == "MeshFormat") {
       if (major != 0) r.fail_token("a second $MeshFormat section");
       read_format();
-    } else if (section == "Nodes") {
-      if (have_nodes) r.fail_token("a second $Nodes section; tessera reads files with one");
-      if (major == 2) read_nodes_22(); else read_nodes_41();
+    } else if (section == "Nodes" || (section == "ParametricNodes" && major == 2)) {
+      if (have_nodes) r.fail_token("a second $Nodes or $ParametricNodes section; tessera reads files with one");
+      if (section == "ParametricNodes") read_parametric_nodes_22();
+      else if (major == 2) read_nodes_22();
+      else read_nodes_41();
       have_nodes = true;
     } else if (section == "Elements") {
       if (have_elements) r.fail_token("a second $Elements section; tessera reads files with one");
@@ -297,6 +355,30 @@ void GmshFile::read_nodes_22() {
     }
   }
   expect_end("Nodes", "the number of nodes does not match the nodes listed");
+}
+
+// $ParametricNodes (gmsh -save_parametric): each node's line adds the dimension and tag of
+// its entity and its 0-2 parametric coordinates, which tessera skips
+void GmshFile::read_parametric_nodes_22() {
+  r.end_line("$ParametricNodes");
+  if (binary)
+    r.fail_token("binary $ParametricNodes is not supported: save the mesh without -save_parametric, or as ASCII");
+  const long long n = r.integer("the number of nodes", 0, LLONG_MAX);
+  r.check_count(n, 12, "the number of nodes");
+  node_map.init(n);
+  node_tags.reserve(std::size_t(n));
+  xyz.reserve(std::size_t(3 * n));
+  for (long long i = 0; i < n; ++i) {
+    const long long tag = r.integer("a node tag", 0, kMaxTag);
+    const std::size_t at = r.token_offset();
+    double x[3];
+    for (double& c : x) c = r.real("a node coordinate");
+    const long long dim = r.integer("the dimension of the node's entity", 0, 3);
+    (void)r.integer("the node's entity tag", kIntMin, kIntMax);
+    for (long long k = 0; k < (dim == 1 || dim == 2 ? dim : 0); ++k) (void)r.real("a parametric coordinate");
+    add_node(tag, x, at);
+  }
+  expect_end("ParametricNodes", "the number of nodes does not match the nodes listed");
 }
 
 void GmshFile::read_elements_22() {

@@ -354,6 +354,43 @@ TEST(GmshSmall, ClockwiseTwoDimensionalMeshesAreReversedAndMixedOnesRefused) {
   EXPECT_ERROR_MENTIONS(read_gmsh_bytes(mixed, "mixed.msh"), "mixed.msh", "inverted");
 }
 
+TEST(GmshSmall, ParametricNodesV22) {
+  // gmsh -save_parametric: each node adds its entity's dimension and tag and 0-2 parameters
+  const std::string s = kHead22 +
+                        "$ParametricNodes\n5\n1 0 0 0 0 1\n2 1 0 0 0 2\n3 1 1 0 0 3\n4 0 1 0 0 4\n"
+                        "5 0.5 0 0 1 1 0.5\n$EndParametricNodes\n"
+                        "$Elements\n2\n1 2 2 1 1 1 2 3\n2 2 2 1 1 1 3 4\n$EndElements\n";
+  const Mesh m = read_gmsh_bytes(s, "param.msh");
+  EXPECT_EQ(m.num_vertices(), 4);  // node 5 (on a curve, one parameter) is unused
+  ASSERT_EQ(m.num_elements(), 2);
+  EXPECT_NEAR(m.measure(), 1.0, 1e-15);  // two right triangles of area 1/2, exact in binary
+  // a parametric line with a missing parameter runs into the next node's tag and then the end
+  const std::string bad = kHead22 + "$ParametricNodes\n1\n1 0 0 0 2 1 0.5\n$EndParametricNodes\n";
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(bad, "bad.msh"), "bad.msh", "parametric coordinate");
+}
+
+TEST(GmshSmall, HigherOrderTypesUpToOrderTenReadTheirCorners) {
+  // type 39: the 12-node third-order incomplete quadrangle (corners, then two nodes per edge);
+  // type 38: the 36-node fifth-order one, whose extra nodes need not be placed right to be skipped
+  std::ostringstream nodes, q12, q36;
+  nodes << "$Nodes\n36\n1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n";
+  for (int i = 5; i <= 36; ++i) nodes << i << " 0.5 0.5 0\n";
+  nodes << "$EndNodes\n";
+  q12 << "1 39 2 1 1";
+  q36 << "1 38 2 1 1";
+  for (int i = 1; i <= 12; ++i) q12 << ' ' << i;
+  for (int i = 1; i <= 36; ++i) q36 << ' ' << i;
+  for (const std::string& el : {q12.str(), q36.str()}) {
+    std::vector<std::string> warnings;
+    const Mesh m = read_gmsh_bytes(kHead22 + nodes.str() + "$Elements\n1\n" + el + "\n$EndElements\n", "ho.msh", &warnings);
+    ASSERT_EQ(m.num_elements(), 1);
+    EXPECT_EQ(m.element_geometry(0), Geometry::Quadrilateral);
+    EXPECT_NEAR(m.measure(), 1.0, 1e-15);
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("read as first-order elements"), std::string::npos) << warnings[0];
+  }
+}
+
 TEST(GmshSmall, EmbeddedSurfaceKeepsThreeCoordinates) {
   const std::string s = kHead22 + "$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 0 1 2\n$EndNodes\n$Elements\n1\n1 2 2 1 1 1 2 3\n$EndElements\n";
   const Mesh m = read_gmsh_bytes(s, "embedded.msh");

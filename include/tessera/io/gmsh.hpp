@@ -8,9 +8,14 @@
 /// What is read:
 /// - Elements: points, lines, triangles, quadrilaterals, tetrahedra and hexahedra (Gmsh
 ///   types 15, 1, 2, 3, 4, 5), and their higher-order versions, which are read as
-///   first-order elements (their corner nodes; one warning per file): lines 8, 26, 27, 28;
-///   triangles 9, 20, 21, 22, 23, 24, 25; quadrilaterals 10, 16, 36, 37; tetrahedra 11, 29,
-///   30, 31; hexahedra 12, 17, 92, 93. Any other type (prisms, pyramids, ...) is an error.
+///   first-order elements (their corner nodes; one warning per file), complete and incomplete
+///   up to order 10: lines 8, 26-28, 62-66; triangles 9, 20-25, 42-46, 52-56; quadrilaterals
+///   10, 16, 36-41, 47-51, 57-61; tetrahedra 11, 29-33, 71-75, 79-83, 137; hexahedra 12, 17,
+///   92-105. Any other type (prisms, pyramids, ...) is an error.
+/// - An element listed again with the same type and nodes (MSH 2.2 lists an element once per
+///   physical group) is read once, with its first listing's attribute (one warning).
+/// - A 2-D mesh in the x-y plane whose elements all turn clockwise is read with every
+///   element's vertex order reversed (one warning); a mix of both turns is refused as inverted.
 /// - The mesh dimension is the highest element dimension. Elements of that dimension become
 ///   mesh elements, elements of one dimension less become boundary faces, lower ones are
 ///   skipped (a 1-D mesh therefore has no boundary faces: fem::Mesh has no point geometry).
@@ -21,6 +26,8 @@
 ///   vertices, numbered in increasing tag order.
 /// - The space dimension is the mesh dimension, unless a coordinate beyond it is nonzero at
 ///   some vertex: then the mesh keeps 3 coordinates (an embedded mesh).
+/// - MSH 2.2 $ParametricNodes (gmsh -save_parametric, ASCII) is read as $Nodes, the
+///   parametric coordinates skipped.
 /// - Sections other than $MeshFormat, $Entities, $Nodes and $Elements ($PhysicalNames,
 ///   $Periodic, $NodeData, ...) are skipped; partitioned files ($PartitionedEntities) are
 ///   refused.
