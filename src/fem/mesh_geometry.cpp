@@ -131,25 +131,36 @@ std::array<std::array<double, 3>, 2> Mesh::bounding_box() const {
   return b;
 }
 
-void Mesh::validate(const std::string& source) const {
+void Mesh::validate(const std::string& source, std::span<const long long> element_ids,
+                    std::span<const long long> vertex_ids) const {
   // Checks in the order documented in mesh.hpp: ids, repeated vertices, coordinates,
   // dimensions, orientation, repeated elements.
   const std::string src = where(source);
   const index_t nv = num_vertices();
+  // "element 9 (tetrahedron)", with the source's own number where the reader gave it
+  const auto elem = [&](index_t e) {
+    const bool own = std::size_t(num_elements()) == element_ids.size() && e >= 0 && e < num_elements();
+    return detail::concat("element ", e, " (", name(element_geometry(e)),
+                          own ? detail::concat("; number ", element_ids[std::size_t(e)], " in the file") : std::string(), ")");
+  };
+  const auto vert = [&](index_t v) {
+    const bool own = std::size_t(nv) == vertex_ids.size() && v >= 0 && v < nv;
+    return detail::concat("vertex ", v, own ? detail::concat(" (node ", vertex_ids[std::size_t(v)], " in the file)") : std::string());
+  };
   auto check_ids = [&](const char* what, index_t i, Geometry g, std::span<const index_t> vs) {
+    const std::string it = what == std::string("element") ? elem(i) : detail::concat(what, " ", i, " (", name(g), ")");
     for (std::size_t a = 0; a < vs.size(); ++a) {
       if (vs[a] < 0 || vs[a] >= nv)
-        fail(src, ": ", what, " ", i, " (", name(g), ") refers to vertex ", vs[a], ", which is out of range (the mesh has ",
-             nv, " vertices)");
+        fail(src, ": ", it, " refers to vertex ", vs[a], ", which is out of range (the mesh has ", nv, " vertices)");
       for (std::size_t b = 0; b < a; ++b)
-        if (vs[a] == vs[b]) fail(src, ": ", what, " ", i, " (", name(g), ") uses vertex ", vs[a], " twice");
+        if (vs[a] == vs[b]) fail(src, ": ", it, " uses ", vert(vs[a]), " twice");
     }
   };
   for (index_t e = 0; e < num_elements(); ++e) check_ids("element", e, element_geometry(e), element_vertices(e));
   for (index_t v = 0; v < nv; ++v)
     for (int c = 0; c < sdim_; ++c)
       if (!std::isfinite(vertex(v, c)))
-        fail(src, ": vertex ", v, " has a non-finite coordinate ", c, " (", vertex(v, c), ")");
+        fail(src, ": ", vert(v), " has a non-finite coordinate ", c, " (", vertex(v, c), ")");
   for (index_t e = 0; e < num_elements(); ++e) {
     const Geometry g = element_geometry(e);
     if (fem::dim(g) != dim_)
@@ -169,7 +180,7 @@ void Mesh::validate(const std::string& source) const {
         const auto x = reference_vertex(g, v);
         const double d = det_jacobian(e, std::span<const double>(x.data(), std::size_t(fem::dim(g))));
         if (!(d > 0))
-          fail(src, ": element ", e, " (", name(g), ") is ", d < 0 ? "inverted" : "degenerate", ": det J = ", d,
+          fail(src, ": ", elem(e), " is ", d < 0 ? "inverted" : "degenerate", ": det J = ", d,
                " at its vertex ", v, "; list the vertices in Gmsh order with positive orientation");
       }
     }
@@ -195,8 +206,8 @@ void Mesh::validate(const std::string& source) const {
     for (std::size_t i = 1; i < h.size(); ++i)
       for (std::size_t j = i; j-- > 0 && h[j].first == h[i].first;)
         if (sorted(h[j].second) == sorted(h[i].second))
-          fail(src, ": element ", h[i].second, " (", name(element_geometry(h[i].second)), ") has the same vertices as element ",
-               h[j].second, ": a repeated element (the mesh would count its volume twice)");
+          fail(src, ": ", elem(h[i].second), " has the same vertices as ", elem(h[j].second),
+               ": a repeated element (the mesh would count its volume twice)");
   }
   for (index_t b = 0; b < num_boundary(); ++b) check_ids("boundary face", b, boundary_geometry(b), boundary_vertices(b));
 }

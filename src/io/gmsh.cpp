@@ -192,6 +192,7 @@ struct GmshFile {
 
   // elements in reading order
   std::vector<const ElementType*> el_type;
+  std::vector<long long> el_id;  // the element tags
   std::vector<int> el_attr;       // MSH 2.2: the attribute; MSH 4.1: the entity tag
   std::vector<index_t> el_nodes;  // corner nodes, indices into node_tags
   long long high_order = 0;
@@ -415,6 +416,7 @@ void GmshFile::read_elements_22() {
           if (k < t->corners) el_nodes.push_back(node_index(tag, id, where));
         }
         el_type.push_back(t);
+        el_id.push_back(id);
         el_attr.push_back(tags[0] != 0 ? tags[0] : (tags[1] != 0 ? tags[1] : 1));
         if (t->nodes != t->corners) ++high_order, high_order_types.insert(t->type);
       }
@@ -437,6 +439,7 @@ void GmshFile::read_elements_22() {
         if (k < t->corners) el_nodes.push_back(node_index(tag, id, r.token_offset()));
       }
       el_type.push_back(t);
+      el_id.push_back(id);
       el_attr.push_back(tags[0] != 0 ? tags[0] : (tags[1] != 0 ? tags[1] : 1));
       if (t->nodes != t->corners) ++high_order, high_order_types.insert(t->type);
     }
@@ -654,6 +657,7 @@ void GmshFile::read_elements_41() {
         if (k < t->corners) el_nodes.push_back(node_index(tag, id, where));
       }
       el_type.push_back(t);
+      el_id.push_back(id);
       el_attr.push_back(int(etag));
       if (t->nodes != t->corners) ++high_order, high_order_types.insert(t->type);
     }
@@ -752,8 +756,13 @@ fem::Mesh GmshFile::build(std::vector<std::string>* warnings) {
   mesh.reserve(index_t(order.size()), nel, nbd);
   for (index_t v : order) mesh.add_vertex(std::span<const double>(xyz.data() + 3 * v, std::size_t(sdim)));
   index_t verts[8];
+  std::vector<long long> element_tags, vertex_tags;  // for validate's messages
+  element_tags.reserve(std::size_t(nel));
+  vertex_tags.reserve(order.size());
+  for (index_t v : order) vertex_tags.push_back(node_tags[std::size_t(v)]);
   for (std::size_t e = 0; e < el_type.size(); ++e) {
     const ElementType* t = el_type[e];
+    if (kept(t) && !repeat[e] && t->dim == dim) element_tags.push_back(el_id[e]);
     if (kept(t) && !repeat[e]) {
       for (int c = 0; c < t->corners; ++c) {
         // reversed: corner 0 stays, the others in the opposite turn
@@ -783,7 +792,7 @@ fem::Mesh GmshFile::build(std::vector<std::string>* warnings) {
                                           types.str(), ") were read as first-order elements: only their corner nodes "
                                           "are kept, so curved geometry is lost"));
   }
-  detail::validate_mesh(mesh, name);
+  detail::validate_mesh(mesh, name, element_tags, vertex_tags);
   return mesh;
 }
 

@@ -131,9 +131,10 @@ void warn(std::vector<std::string>* warnings, const std::string& message) {
     std::cerr << "tessera: warning: " << message << '\n';
 }
 
-void validate_mesh(const fem::Mesh& mesh, const std::string& name) {
+void validate_mesh(const fem::Mesh& mesh, const std::string& name, std::span<const long long> element_ids,
+                   std::span<const long long> vertex_ids) {
   try {
-    mesh.validate(name);
+    mesh.validate(name, element_ids, vertex_ids);
   } catch (const Error& e) {
     const std::string message = e.what();
     if (message.find(name) == std::string::npos) fail(name, ": ", message);

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -124,8 +125,10 @@ std::string printable(std::string_view s);
 /// std::cerr.
 void warn(std::vector<std::string>* warnings, const std::string& message);
 
-/// Runs mesh.validate(name); makes sure that the message of its error names the file.
-void validate_mesh(const fem::Mesh& mesh, const std::string& name);
+/// Runs mesh.validate(name, element_ids, vertex_ids); makes sure that the message of its
+/// error names the file.
+void validate_mesh(const fem::Mesh& mesh, const std::string& name, std::span<const long long> element_ids = {},
+                   std::span<const long long> vertex_ids = {});
 
 /// Reads a whole file into a string; fails naming `path` and `reader` when it cannot be read.
 std::string read_file(const std::string& path, const char* reader);

@@ -512,8 +512,12 @@ TEST(GmshMalformed, InvertedElementAndOnlyPoints) {
   // reversed): det J < 0, found by Mesh::validate, whose message names the file.
   const std::string four = "$Nodes\n4\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 1 1 0\n$EndNodes\n";
   EXPECT_ERROR_MENTIONS(
-      read_gmsh_bytes(kHead22 + four + "$Elements\n2\n1 2 0 1 2 3\n2 2 0 2 3 4\n$EndElements\n", "inv.msh"), "inv.msh",
-      "element 1", "inverted");
+      read_gmsh_bytes(kHead22 + four + "$Elements\n2\n1 2 0 1 2 3\n7 2 0 2 3 4\n$EndElements\n", "inv.msh"), "inv.msh",
+      "element 1 (triangle; number 7 in the file)", "inverted");
+  // a repeated node: the message names the file's node tag beside the vertex index
+  EXPECT_ERROR_MENTIONS(
+      read_gmsh_bytes(kHead22 + four + "$Elements\n1\n5 2 0 2 4 2\n$EndElements\n", "rep.msh"), "rep.msh",
+      "number 5 in the file", "vertex 0 (node 2 in the file) twice");  // node 2: the first used
   EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + nodes + "$Elements\n1\n1 15 0 1\n$EndElements\n", "pt.msh"), "pt.msh",
                         "only point elements");
   EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + nodes + "$Elements\n0\n$EndElements\n", "none.msh"), "none.msh",

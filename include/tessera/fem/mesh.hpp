@@ -97,8 +97,11 @@ class Mesh {
   /// vertices in an element, non-finite coordinates, element dimensions that differ from
   /// dim() (boundary: dim() - 1), inverted or degenerate elements (det J <= 0 at a vertex of
   /// the element when space_dim() == dim()), and repeated elements (two with the same
-  /// vertices, in any order).
-  void validate(const std::string& source = {}) const;
+  /// vertices, in any order). A reader may pass the numbers its file gives the elements and
+  /// the vertices (one per element, per vertex; Gmsh element and node tags), which the
+  /// messages then name next to the indices.
+  void validate(const std::string& source = {}, std::span<const long long> element_ids = {},
+                std::span<const long long> vertex_ids = {}) const;
 
   /// Jacobian dx/dxi of element e at reference point xi (dim(geometry) entries): J[r][c] =
   /// d x_r / d xi_c, r < space_dim(), c < dim(element geometry); unused entries are 0.
