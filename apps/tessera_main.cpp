@@ -10,6 +10,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <new>
 #include <nlohmann/json.hpp>
 
 #include "tessera/fem/h1_space.hpp"
@@ -461,6 +462,10 @@ int main(int argc, char** argv) {
   } catch (const tessera::Error& e) {
     std::cerr << "tessera: error: " << e.what() << "\n";
     return mesh_command ? kBadInput : 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "tessera: error: out of memory: the mesh or problem is too large for this machine (fewer "
+                 "refinements, a lower order or a smaller mesh)\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "tessera: error: " << e.what() << "\n";
     return mesh_command ? kBadInput : 1;

@@ -2,6 +2,7 @@
 #include "tessera/io/mesh_io.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <system_error>
 
@@ -37,6 +38,8 @@ fem::Mesh load_mesh(const std::string& spec, int refine) {
   fem::Mesh mesh;
   if (!spec.empty() && std::filesystem::is_regular_file(spec, ec)) {
     mesh = read_mesh(spec);
+  } else if (!spec.empty() && std::filesystem::is_directory(spec, ec)) {
+    fail("load_mesh: '", spec, "' is a directory; give a mesh file (", kSupported, ") or a generator spec");
   } else {
     try {
       mesh = fem::generate_mesh(spec);
@@ -45,6 +48,12 @@ fem::Mesh load_mesh(const std::string& spec, int refine) {
            "); give a mesh file (", kSupported, ") or a spec such as box:hex:4x4x4");
     }
   }
+  // each refinement multiplies the elements by 2^dim: refuse, before allocating, a count that
+  // no machine's memory holds (about 200 bytes per element and its vertices at least)
+  const double grown = double(mesh.num_elements()) * std::pow(2.0, double(mesh.dim() * refine));
+  if (grown > 4e9)
+    fail("load_mesh: refining the ", mesh.num_elements(), " elements of '", spec, "' ", refine, " times gives ", grown,
+         " elements (", grown * 200 / 1e12, " TB or more); refine fewer times");
   for (int r = 0; r < refine; ++r) mesh = fem::refine_uniformly(mesh);
   return mesh;
 }
