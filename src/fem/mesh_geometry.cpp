@@ -147,16 +147,17 @@ void Mesh::validate(const std::string& source, std::span<const long long> elemen
     const bool own = std::size_t(nv) == vertex_ids.size() && v >= 0 && v < nv;
     return detail::concat("vertex ", v, own ? detail::concat(" (node ", vertex_ids[std::size_t(v)], " in the file)") : std::string());
   };
-  auto check_ids = [&](const char* what, index_t i, Geometry g, std::span<const index_t> vs) {
-    const std::string it = what == std::string("element") ? elem(i) : detail::concat(what, " ", i, " (", name(g), ")");
+  auto check_ids = [&](bool element, index_t i, Geometry g, std::span<const index_t> vs) {
+    // the name only on failure (a string per element would slow large meshes down)
+    const auto it = [&] { return element ? elem(i) : detail::concat("boundary face ", i, " (", name(g), ")"); };
     for (std::size_t a = 0; a < vs.size(); ++a) {
       if (vs[a] < 0 || vs[a] >= nv)
-        fail(src, ": ", it, " refers to vertex ", vs[a], ", which is out of range (the mesh has ", nv, " vertices)");
+        fail(src, ": ", it(), " refers to vertex ", vs[a], ", which is out of range (the mesh has ", nv, " vertices)");
       for (std::size_t b = 0; b < a; ++b)
-        if (vs[a] == vs[b]) fail(src, ": ", it, " uses ", vert(vs[a]), " twice");
+        if (vs[a] == vs[b]) fail(src, ": ", it(), " uses ", vert(vs[a]), " twice");
     }
   };
-  for (index_t e = 0; e < num_elements(); ++e) check_ids("element", e, element_geometry(e), element_vertices(e));
+  for (index_t e = 0; e < num_elements(); ++e) check_ids(true, e, element_geometry(e), element_vertices(e));
   for (index_t v = 0; v < nv; ++v)
     for (int c = 0; c < sdim_; ++c)
       if (!std::isfinite(vertex(v, c)))
@@ -209,7 +210,7 @@ void Mesh::validate(const std::string& source, std::span<const long long> elemen
           fail(src, ": ", elem(h[i].second), " has the same vertices as ", elem(h[j].second),
                ": a repeated element (the mesh would count its volume twice)");
   }
-  for (index_t b = 0; b < num_boundary(); ++b) check_ids("boundary face", b, boundary_geometry(b), boundary_vertices(b));
+  for (index_t b = 0; b < num_boundary(); ++b) check_ids(false, b, boundary_geometry(b), boundary_vertices(b));
 }
 
 }  // namespace tessera::fem

@@ -722,15 +722,29 @@ fem::Mesh GmshFile::build(std::vector<std::string>* warnings) {
   }
   std::vector<char> repeat(el_type.size(), 0);
   long long repeats = 0;
-  {
-    std::map<std::vector<index_t>, std::size_t> seen;
+  {  // a hash of (type, nodes) per element, sorted; equal hashes compared in full
+    std::vector<std::pair<std::uint64_t, std::size_t>> h;
+    h.reserve(el_type.size());
     for (std::size_t e = 0; e < el_type.size(); ++e) {
       if (!kept(el_type[e])) continue;
-      std::vector<index_t> key(el_nodes.begin() + std::ptrdiff_t(start[e]),
-                               el_nodes.begin() + std::ptrdiff_t(start[e] + std::size_t(el_type[e]->corners)));
-      key.push_back(el_type[e]->type);
-      if (!seen.emplace(std::move(key), e).second) repeat[e] = 1, ++repeats;
+      std::uint64_t x = 1469598103934665603ull ^ std::uint64_t(el_type[e]->type);
+      for (int c = 0; c < el_type[e]->corners; ++c) x = (x ^ std::uint64_t(el_nodes[start[e] + std::size_t(c)])) * 1099511628211ull;
+      h.emplace_back(x, e);
     }
+    std::sort(h.begin(), h.end());
+    const auto same = [&](std::size_t a, std::size_t b) {
+      if (el_type[a] != el_type[b]) return false;
+      for (int c = 0; c < el_type[a]->corners; ++c)
+        if (el_nodes[start[a] + std::size_t(c)] != el_nodes[start[b] + std::size_t(c)]) return false;
+      return true;
+    };
+    for (std::size_t i = 1; i < h.size(); ++i)  // within a hash, ascending element order: i is the later listing
+      for (std::size_t j = i; j-- > 0 && h[j].first == h[i].first;)
+        if (same(h[j].second, h[i].second)) {
+          repeat[h[i].second] = 1;
+          ++repeats;
+          break;
+        }
   }
   // 2-D meshes in the x-y plane whose elements all turn clockwise (a clockwise curve loop, or a
   // surface whose normal points along -z) are reversed; a mix of both turns stays for
