@@ -295,9 +295,7 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
 /// --output: a .vtu name in a folder that exists and can be written, checked before the solve
 /// (which may take long) rather than after it.
 void check_output(const std::string& path) {
-  std::string ext = path.size() >= 4 ? path.substr(path.size() - 4) : "";
-  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  TESSERA_REQUIRE(ext == ".vtu", "poisson: --output '", path, "' must name a .vtu file (VTK XML unstructured grid)");
+  TESSERA_REQUIRE(io::lower_extension(path) == ".vtu", "poisson: --output '", path, "' must name a .vtu file (VTK XML unstructured grid)");
   const bool existed = std::ifstream(path).good();
   {
     std::ofstream probe(path, std::ios::app);

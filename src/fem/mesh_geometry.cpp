@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "../core/repeats.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/fem/mesh.hpp"
 #include "tessera/fem/quadrature.hpp"
@@ -158,6 +159,7 @@ void Mesh::validate(const std::string& source, std::span<const long long> elemen
     }
   };
   for (index_t e = 0; e < num_elements(); ++e) check_ids(true, e, element_geometry(e), element_vertices(e));
+  for (index_t b = 0; b < num_boundary(); ++b) check_ids(false, b, boundary_geometry(b), boundary_vertices(b));
   for (index_t v = 0; v < nv; ++v)
     for (int c = 0; c < sdim_; ++c)
       if (!std::isfinite(vertex(v, c)))
@@ -185,32 +187,29 @@ void Mesh::validate(const std::string& source, std::span<const long long> elemen
                " at its vertex ", v, "; list the vertices in Gmsh order with positive orientation");
       }
     }
-  {  // repeated elements (the same vertices in any order): a hash of the sorted ids, then a full comparison
-    const auto sorted = [&](index_t e) {
-      const auto vs = element_vertices(e);
-      std::array<index_t, 8> k{};
-      k.fill(-1);
-      for (std::size_t i = 0; i < vs.size() && i < k.size(); ++i) {  // insertion sort of at most 8 ids
-        std::size_t j = i;
-        for (; j > 0 && k[j - 1] > vs[i]; --j) k[j] = k[j - 1];
-        k[j] = vs[i];
-      }
-      return k;
-    };
-    std::vector<std::pair<std::uint64_t, index_t>> h(static_cast<std::size_t>(num_elements()));
-    for (index_t e = 0; e < num_elements(); ++e) {
-      std::uint64_t x = 1469598103934665603ull;
-      for (index_t v : sorted(e)) x = (x ^ std::uint64_t(v)) * 1099511628211ull;
-      h[std::size_t(e)] = {x, e};
+  // repeated elements (the same vertices in any order): the sorted vertex ids, hashed
+  const auto sorted = [&](index_t e) {
+    const auto vs = element_vertices(e);
+    std::array<index_t, 8> k{};
+    k.fill(-1);
+    for (std::size_t i = 0; i < vs.size() && i < k.size(); ++i) {  // insertion sort of at most 8 ids
+      std::size_t j = i;
+      for (; j > 0 && k[j - 1] > vs[i]; --j) k[j] = k[j - 1];
+      k[j] = vs[i];
     }
-    std::sort(h.begin(), h.end());
-    for (std::size_t i = 1; i < h.size(); ++i)
-      for (std::size_t j = i; j-- > 0 && h[j].first == h[i].first;)
-        if (sorted(h[j].second) == sorted(h[i].second))
-          fail(src, ": ", elem(h[i].second), " has the same vertices as ", elem(h[j].second),
-               ": a repeated element (the mesh would count its volume twice)");
+    return k;
+  };
+  std::vector<std::pair<std::uint64_t, index_t>> h(static_cast<std::size_t>(num_elements()));
+  for (index_t e = 0; e < num_elements(); ++e) {
+    std::uint64_t x = detail::kHashSeed;
+    for (index_t v : sorted(e)) x = detail::hash_mix(x, std::uint64_t(v));
+    h[std::size_t(e)] = {x, e};
   }
-  for (index_t b = 0; b < num_boundary(); ++b) check_ids(false, b, boundary_geometry(b), boundary_vertices(b));
+  detail::for_each_repeat(std::move(h), [&](index_t a, index_t b) { return sorted(a) == sorted(b); },
+                          [&](index_t later, index_t earlier) -> bool {
+                            fail(src, ": ", elem(later), " has the same vertices as ", elem(earlier),
+                                 ": a repeated element (the mesh would count its volume twice)");
+                          });
 }
 
 }  // namespace tessera::fem

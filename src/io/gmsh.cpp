@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "../core/repeats.hpp"
 #include "text_reader.hpp"
 
 namespace tessera::io {
@@ -722,29 +723,27 @@ fem::Mesh GmshFile::build(std::vector<std::string>* warnings) {
   }
   std::vector<char> repeat(el_type.size(), 0);
   long long repeats = 0;
-  {  // a hash of (type, nodes) per element, sorted; equal hashes compared in full
+  {  // a hash of (type, nodes) per kept element
     std::vector<std::pair<std::uint64_t, std::size_t>> h;
     h.reserve(el_type.size());
     for (std::size_t e = 0; e < el_type.size(); ++e) {
       if (!kept(el_type[e])) continue;
-      std::uint64_t x = 1469598103934665603ull ^ std::uint64_t(el_type[e]->type);
-      for (int c = 0; c < el_type[e]->corners; ++c) x = (x ^ std::uint64_t(el_nodes[start[e] + std::size_t(c)])) * 1099511628211ull;
+      std::uint64_t x = ::tessera::detail::hash_mix(::tessera::detail::kHashSeed, std::uint64_t(el_type[e]->type));
+      for (int c = 0; c < el_type[e]->corners; ++c)
+        x = ::tessera::detail::hash_mix(x, std::uint64_t(el_nodes[start[e] + std::size_t(c)]));
       h.emplace_back(x, e);
     }
-    std::sort(h.begin(), h.end());
     const auto same = [&](std::size_t a, std::size_t b) {
-      if (el_type[a] != el_type[b]) return false;
-      for (int c = 0; c < el_type[a]->corners; ++c)
-        if (el_nodes[start[a] + std::size_t(c)] != el_nodes[start[b] + std::size_t(c)]) return false;
-      return true;
+      return el_type[a] == el_type[b] &&
+             std::equal(el_nodes.begin() + std::ptrdiff_t(start[a]),
+                        el_nodes.begin() + std::ptrdiff_t(start[a] + std::size_t(el_type[a]->corners)),
+                        el_nodes.begin() + std::ptrdiff_t(start[b]));
     };
-    for (std::size_t i = 1; i < h.size(); ++i)  // within a hash, ascending element order: i is the later listing
-      for (std::size_t j = i; j-- > 0 && h[j].first == h[i].first;)
-        if (same(h[j].second, h[i].second)) {
-          repeat[h[i].second] = 1;
-          ++repeats;
-          break;
-        }
+    ::tessera::detail::for_each_repeat(std::move(h), same, [&](std::size_t later, std::size_t) {
+      repeat[later] = 1;
+      ++repeats;
+      return true;
+    });
   }
   // 2-D meshes in the x-y plane whose elements all turn clockwise (a clockwise curve loop, or a
   // surface whose normal points along -z) are reversed; a mix of both turns stays for

@@ -15,13 +15,13 @@ namespace tessera::io {
 
 namespace {
 constexpr const char* kSupported = ".msh (Gmsh), .mesh (MFEM), .vtu (VTK XML UnstructuredGrid)";
+}  // namespace
 
 std::string lower_extension(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
   for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
   return ext;
 }
-}  // namespace
 
 fem::Mesh read_mesh(const std::string& path) {
   const std::string ext = lower_extension(path);

@@ -16,6 +16,9 @@
 
 namespace tessera::io {
 
+/// The extension of `path` in lower case, with its dot (".vtu"), or "" when it has none.
+std::string lower_extension(const std::string& path);
+
 /// Reads the mesh file at `path`, choosing the reader by extension: .msh -> read_gmsh,
 /// .mesh -> read_mfem, .vtu -> read_vtu. Reader warnings go to std::cerr. Throws
 /// tessera::Error for another extension (the message lists the supported ones) and for
