@@ -1,7 +1,11 @@
-// Reader of MFEM's mesh format v1.0; see tessera/io/mfem.hpp.
+// Reader of MFEM's mesh format v1.0 (v1.1 to v1.3 files holding its sections, and MFEM's
+// INLINE Cartesian meshes); see tessera/io/mfem.hpp.
 #include "tessera/io/mfem.hpp"
 
+#include <array>
+#include <charconv>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <utility>
 
@@ -29,6 +33,22 @@ int mfem_geometry(long long code) {
   }
 }
 
+/// True when the nodes' collection is an H1 (continuous, nodal) one whose first degrees of
+/// freedom are the mesh vertices, in vertex order: the H1_... collections and MFEM's older
+/// names of the H1 spaces of order 1 to 3, Linear, Quadratic and Cubic. (MFEM numbers the
+/// vertex dofs of every space first; for these the dof value is the vertex position.)
+bool nodes_start_with_vertices(std::string_view collection) {
+  return collection.substr(0, 3) == "H1_" || collection == "Linear" || collection == "Quadratic" ||
+         collection == "Cubic";
+}
+
+/// `s` without leading and trailing blanks.
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
 /// Elements or boundary faces of the file, in file order.
 struct Cells {
   std::vector<int> geometry, attribute;
@@ -46,12 +66,17 @@ struct MfemFile {
   Cells elements, boundary;
   std::vector<double> coords;  // nv * sdim
   std::string curved_from;     // collection of the nodes, when the vertices came from there
+  bool inline_mesh = false;    // "MFEM INLINE mesh v1.0": key = value lines, no sections
+  bool attribute_sets = false, bdr_attribute_sets = false;  // sections seen
 
   void read_header();
   void read_cells(Cells& cells, bool is_boundary);
+  void skip_attribute_sets(bool is_boundary);
+  std::string set_name(const char* section, long long i, long long n, std::size_t count_at);
   void read_vertices();
   void read_nodes();
   fem::Mesh build(std::vector<std::string>* warnings);
+  fem::Mesh read_inline(std::vector<std::string>* warnings);
 };
 
 void MfemFile::read_header() {
@@ -61,6 +86,13 @@ void MfemFile::read_header() {
   if (header == "MFEM mesh v1.0" || header == "MFEM mesh v1.1" || header == "MFEM mesh v1.2" ||
       header == "MFEM mesh v1.3")
     return;
+  if (header == "MFEM INLINE mesh v1.0") {
+    inline_mesh = true;
+    return;
+  }
+  if (header.substr(0, 16) == "MFEM INLINE mesh")
+    r.fail_line(at, "unsupported MFEM inline mesh version '", printable(header), "'; tessera reads 'MFEM INLINE mesh "
+                "v1.0'");
   if (header.substr(0, 12) == "MFEM NC mesh")
     r.fail_line(at, "'", printable(header), "' is MFEM's nonconforming format, which tessera does not read; save "
                 "the mesh as a conforming 'MFEM mesh v1.0'");
@@ -107,6 +139,63 @@ void MfemFile::read_cells(Cells& cells, bool is_boundary) {
   }
 }
 
+// `attribute_sets` and `bdr_attribute_sets` (MFEM mesh v1.3) name groups of element and
+// boundary attributes: a count of sets, then per set a name (in double quotes, or one word),
+// the number of attributes in the set and the attributes. tessera has no use for named sets,
+// so the sections are only checked to be well formed and skipped. Files put a set's name,
+// count and attributes on one line or on lines of their own, so after the name the numbers
+// are read as tokens wherever the lines break.
+void MfemFile::skip_attribute_sets(bool is_boundary) {
+  const char* section = is_boundary ? "bdr_attribute_sets" : "attribute_sets";
+  bool& seen = is_boundary ? bdr_attribute_sets : attribute_sets;
+  if (seen) r.fail_token("a second '", section, "' section");
+  seen = true;
+  const long long n = r.integer("the number of attribute sets", 0, LLONG_MAX);
+  const std::size_t count_at = r.token_offset();
+  r.check_count(n, 3, "the number of attribute sets");  // a set: at least a name, a blank, a count
+  for (long long i = 0; i < n; ++i) {
+    const std::string name = set_name(section, i, n, count_at);
+    const std::string of_set = "of the set '" + printable(name) + "' in '" + section + "'";
+    const std::string count_what = "the number of attributes " + of_set;
+    const long long k = r.integer(count_what.c_str(), 0, INT_MAX);
+    r.check_count(k, 2, count_what.c_str());
+    const std::string attr_what = "an attribute " + of_set;
+    for (long long j = 0; j < k; ++j) r.integer(attr_what.c_str(), 1, INT_MAX);
+  }
+}
+
+// Name of set i (of n) of an attribute-set section; `count_at` is where n was read.
+std::string MfemFile::set_name(const char* section, long long i, long long n, std::size_t count_at) {
+  r.skip_space();
+  const std::size_t at = r.offset();
+  const std::string_view bytes = r.bytes();
+  if (at >= bytes.size())
+    r.fail_line(at, "the file ends where the name of set ", i + 1, " of ", n, " in '", section,
+                "' was expected; the file is truncated or the count of sets (line ", r.line_of(count_at),
+                ") is wrong");
+  if (bytes[at] == '"') {
+    // A quoted name may hold blanks (and '#'); it must end on its line.
+    const std::size_t close = bytes.find_first_of("\"\n", at + 1);
+    if (close == std::string_view::npos || bytes[close] != '"')
+      r.fail_line(at, "the name of set ", i + 1, " of ", n, " in '", section,
+                  "' opens a double quote that is not closed on its line");
+    r.seek(close + 1);
+    return std::string(bytes.substr(at + 1, close - at - 1));
+  }
+  // Unquoted: one word. MFEM writes names quoted, so a section keyword or a number here means
+  // that a count before it is wrong; saying so beats skipping into the next section.
+  const std::string_view t = r.token("the name of a set");
+  const bool keyword = t == "dimension" || t == "elements" || t == "boundary" || t == "vertices" ||
+                       t == "nodes" || t == "attribute_sets" || t == "bdr_attribute_sets" || t == "mfem_mesh_end";
+  long long number = 0;
+  const bool numeric = std::from_chars(t.data(), t.data() + t.size(), number).ptr == t.data() + t.size();
+  if (keyword || numeric)
+    r.fail_token("expected the name of set ", i + 1, " of ", n, " in '", section, "', found ",
+                 keyword ? "the section '" : "the number '", printable(t), "'; the count of sets (line ",
+                 r.line_of(count_at), ") or the number of attributes of the set before may be wrong");
+  return std::string(t);
+}
+
 void MfemFile::read_vertices() {
   if (dim == 0) r.fail_token("section 'vertices' comes before 'dimension'");
   if (nv >= 0) r.fail_token("a second 'vertices' section");
@@ -139,10 +228,17 @@ void MfemFile::read_nodes() {
   if (vdim < dim) r.fail_token("vector dimension ", vdim, " of the nodes is smaller than the mesh dimension ", dim);
   expect("Ordering:");
   const int ordering = int(r.integer("the ordering (0 by nodes, 1 by vector dimension)", 0, 1));
-  if (collection.rfind("H1_", 0) != 0)
+  // MFEM makes a mesh periodic by identifying the vertices of opposite sides and keeping each
+  // element's true corner positions in discontinuous (L2) nodes, which belong to elements, not
+  // vertices: there are no vertex positions to read. Saving the nodes in an H1 space would
+  // undo the periodicity, so the message does not advise it.
+  if (collection.substr(0, 3) == "L2_")
+    r.fail_line(coll_at, "the mesh nodes are in the discontinuous (L2) collection '", printable(collection),
+                "', which is how MFEM stores periodic meshes; tessera reads conforming, non-periodic meshes only");
+  if (!nodes_start_with_vertices(collection))
     r.fail_line(coll_at, "the mesh nodes are in the finite element collection '", printable(collection),
-                "', from which tessera cannot take vertex positions; it reads vertex coordinates or H1_ nodes: save "
-                "the mesh with an H1 nodal space or as a straight mesh");
+                "', from which tessera cannot take vertex positions; it reads vertex coordinates or H1 nodes (H1_..., "
+                "Linear, Quadratic, Cubic): save the mesh with an H1 nodal space or as a straight mesh");
   std::vector<double> values;
   while (!r.at_end() && r.peek_token() != "mfem_mesh_end") values.push_back(r.real("a node coordinate"));
   if (values.size() % std::size_t(vdim) != 0)
@@ -158,6 +254,111 @@ void MfemFile::read_nodes() {
     for (std::size_t c = 0; c < std::size_t(sdim); ++c)
       coords[v * std::size_t(sdim) + c] = ordering == 0 ? values[c * ndofs + v] : values[v * std::size_t(vdim) + c];
   curved_from = collection;
+}
+
+// "MFEM INLINE mesh v1.0": MFEM's description of a structured Cartesian mesh, lines
+// `key = value` (a value may end with ';') with the keys type (segment, tri, quad, tet, hex,
+// wedge, pyramid), nx, ny, nz (cells per direction) and sx, sy, sz (box lengths), all of the
+// mesh's directions required. tessera builds the box with its own generator, fem::box_mesh,
+// which splits cells into triangles and tetrahedra as MFEM does (each square along its
+// (0,0)-(1,1) diagonal, each cube into the 6 Kuhn tetrahedra around its (0,0,0)-(1,1,1)
+// diagonal); the element numbering is the generator's, the boundary attributes MFEM's
+// (renumbered below; docs/cli.md).
+fem::Mesh MfemFile::read_inline(std::vector<std::string>* warnings) {
+  static constexpr std::array<std::string_view, 7> keys = {"type", "nx", "ny", "nz", "sx", "sy", "sz"};
+  constexpr std::size_t absent = std::string_view::npos;
+  std::array<std::string_view, 7> value{};
+  std::array<std::size_t, 7> line_at;  // start of the line that gave each key
+  line_at.fill(absent);
+  while (!r.at_end()) {  // at_end skips blank and comment lines
+    const std::size_t at = r.offset();
+    std::string_view line = r.rest_of_line();
+    line = trim(line.substr(0, line.find('#')));
+    const std::size_t eq = line.find('=');
+    if (eq == std::string_view::npos)
+      r.fail_line(at, "expected 'key = value' (keys: type, nx, ny, nz, sx, sy, sz), found '", printable(line), "'");
+    const std::string_view key = trim(line.substr(0, eq));
+    std::string_view v = trim(line.substr(eq + 1));
+    if (!v.empty() && v.back() == ';') v = trim(v.substr(0, v.size() - 1));
+    std::size_t k = 0;
+    while (k < keys.size() && keys[k] != key) ++k;
+    if (k == keys.size())
+      r.fail_line(at, "unknown key '", printable(key), "' in an MFEM inline mesh (keys: type, nx, ny, nz, sx, sy, sz)");
+    if (line_at[k] != absent)
+      r.fail_line(at, "'", key, "' is given a second time (first on line ", r.line_of(line_at[k]), ")");
+    if (v.empty()) r.fail_line(at, "'", key, " =' has no value");
+    value[k] = v;
+    line_at[k] = at;
+  }
+  const std::string& name = r.name();
+  if (line_at[0] == absent)
+    fail(name, ": the MFEM inline mesh has no 'type = ...' line (segment, tri, quad, tet or hex)");
+  const std::string_view type = value[0];
+  Geometry g;
+  if (type == "segment") g = Geometry::Segment;
+  else if (type == "tri") g = Geometry::Triangle;
+  else if (type == "quad") g = Geometry::Quadrilateral;
+  else if (type == "tet") g = Geometry::Tetrahedron;
+  else if (type == "hex") g = Geometry::Hexahedron;
+  else if (type == "wedge" || type == "pyramid")
+    r.fail_line(line_at[0], "inline mesh type '", type, type == "wedge" ? "' (prism cells)" : "'",
+                " is not supported; tessera builds inline meshes of type segment, tri, quad, tet or hex");
+  else
+    r.fail_line(line_at[0], "unknown inline mesh type '", printable(type),
+                "' (MFEM's types: segment, tri, quad, tet, hex, wedge, pyramid)");
+  const int d = fem::dim(g);
+  std::array<int, 3> n{1, 1, 1};
+  fem::BoxOptions box;
+  for (int c = 0; c < 3; ++c) {
+    const std::size_t kn = std::size_t(1 + c), ks = std::size_t(4 + c);
+    if (c >= d) {
+      // MFEM ignores the sizes of directions the mesh does not have; say so, in case the type is wrong.
+      for (std::size_t k : {kn, ks})
+        if (line_at[k] != absent)
+          detail::warn(warnings, ::tessera::detail::concat(name, ", line ", r.line_of(line_at[k]), ": '", keys[k],
+                                                           "' is ignored: a mesh of type '", type, "' is ", d, "-D"));
+      continue;
+    }
+    for (std::size_t k : {kn, ks})
+      if (line_at[k] == absent)
+        r.fail_line(line_at[0], "an inline mesh of type '", type, "' needs '", keys[k], " = ...' (",
+                    k == kn ? "the number of cells" : "the length of the box", " along ", "xyz"[c],
+                    "), which the file does not give");
+    const std::string_view vn = value[kn], vs = value[ks];
+    long long cells = 0;
+    const auto [pn, en] = std::from_chars(vn.data() + (vn.front() == '+'), vn.data() + vn.size(), cells);
+    if (en == std::errc::result_out_of_range || (en == std::errc() && pn == vn.data() + vn.size() && cells > INT_MAX))
+      r.fail_line(line_at[kn], "'", keys[kn], " = ", printable(vn), "' is out of range (at most ", INT_MAX, " cells)");
+    if (en != std::errc() || pn != vn.data() + vn.size())
+      r.fail_line(line_at[kn], "'", keys[kn], " = ", printable(vn), "': expected a whole number of cells");
+    if (cells < 1) r.fail_line(line_at[kn], "'", keys[kn], " = ", cells, "': the number of cells must be at least 1");
+    n[std::size_t(c)] = int(cells);
+    double length = 0;
+    const auto [ps, es] = std::from_chars(vs.data() + (vs.front() == '+'), vs.data() + vs.size(), length);
+    if (es != std::errc() || ps != vs.data() + vs.size() || !std::isfinite(length))
+      r.fail_line(line_at[ks], "'", keys[ks], " = ", printable(vs), "': expected a finite number (the box length)");
+    if (!(length > 0))
+      r.fail_line(line_at[ks], "'", keys[ks], " = ", printable(vs), "': the box length must be positive");
+    box.size[std::size_t(c)] = length;
+  }
+  fem::Mesh mesh;
+  try {
+    mesh = fem::box_mesh(g, n, box);
+  } catch (const Error& e) {  // too many cells
+    r.fail_line(line_at[0], e.what());
+  }
+  // The generator numbers the box's sides 1 x = 0, 2 x = max, 3 y = 0, 4 y = max, 5 z = 0,
+  // 6 z = max; MFEM's Cartesian meshes number them bottom first and then around: in 2-D
+  // 1 y = 0, 2 x = max, 3 y = max, 4 x = 0; in 3-D 1 z = 0, 2 y = 0, 3 x = max, 4 y = max,
+  // 5 x = 0, 6 z = max. Boundary conditions written for the MFEM file then land on the same sides.
+  static constexpr int to_mfem_2d[5] = {0, 4, 2, 1, 3}, to_mfem_3d[7] = {0, 5, 3, 2, 4, 1, 6};
+  if (d >= 2)
+    for (index_t b = 0; b < mesh.num_boundary(); ++b) {
+      const int a = mesh.boundary_attribute(b);
+      mesh.set_boundary_attribute(b, d == 2 ? to_mfem_2d[a] : to_mfem_3d[a]);
+    }
+  detail::validate_mesh(mesh, name);
+  return mesh;
 }
 
 fem::Mesh MfemFile::build(std::vector<std::string>* warnings) {
@@ -198,6 +399,7 @@ fem::Mesh MfemFile::build(std::vector<std::string>* warnings) {
 fem::Mesh read_mfem_bytes(std::string_view bytes, const std::string& name, std::vector<std::string>* warnings) {
   MfemFile f(bytes, name);
   f.read_header();
+  if (f.inline_mesh) return f.read_inline(warnings);
   while (!f.r.at_end()) {
     const std::string_view key = f.r.token("a section name");
     if (key == "dimension") {
@@ -207,13 +409,17 @@ fem::Mesh read_mfem_bytes(std::string_view bytes, const std::string& name, std::
       f.read_cells(f.elements, false);
     } else if (key == "boundary") {
       f.read_cells(f.boundary, true);
+    } else if (key == "attribute_sets" || key == "bdr_attribute_sets") {
+      // v1.3 sections; read in any version and place, as tessera reads the others.
+      f.skip_attribute_sets(key == "bdr_attribute_sets");
     } else if (key == "vertices") {
       f.read_vertices();
     } else if (key == "mfem_mesh_end") {
       break;
     } else {
-      f.r.fail_token("unexpected '", printable(key), "' where a section (dimension, elements, boundary, vertices) was "
-                     "expected; tessera reads the sections of MFEM mesh v1.0 only (a count before this line may be wrong)");
+      f.r.fail_token("unexpected '", printable(key), "' where a section (dimension, elements, boundary, vertices, "
+                     "attribute_sets, bdr_attribute_sets) was expected; tessera reads the sections of MFEM mesh v1.0 "
+                     "and the attribute sets of v1.3 only (a count before this line may be wrong)");
     }
   }
   return f.build(warnings);

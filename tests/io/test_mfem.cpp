@@ -2,6 +2,7 @@
 // and malformed inputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <fstream>
 #include <iterator>
@@ -159,6 +160,70 @@ TEST(MfemData, LaterVersionHeadersWithV10Content) {
   EXPECT_EQ(m.num_boundary(), 4);
 }
 
+// MFEM mesh v1.3 named attribute sets, in every layout MFEM files use, are read past.
+TEST(MfemData, AttributeSetsAreSkipped) {
+  const Mesh m = read_mfem(data_path("mfem_attribute_sets.mesh"));
+  EXPECT_EQ(m.num_elements(Geometry::Quadrilateral), 2);
+  EXPECT_NEAR(m.measure(), 2.0, kTol);
+  EXPECT_EQ(m.element_attribute(0), 1);
+  EXPECT_EQ(m.element_attribute(1), 2);
+  EXPECT_EQ(boundary_attribute_counts(m), (std::map<int, int>{{1, 2}, {2, 4}}));
+  EXPECT_EQ(m.num_vertices(), 6);
+  EXPECT_EQ(m.vertex(5, 0), 2.0);
+}
+
+// Linear, Quadratic and Cubic are MFEM's older names of the H1 collections of order 1 to 3:
+// read like H1_ nodes (vertex positions from the first dofs, with the curved-mesh warning).
+TEST(MfemData, LegacyH1CollectionNamesGiveTheVertices) {
+  const std::string h1 = slurp(data_path("mfem_curved_quad.mesh"));
+  std::vector<std::string> warnings;
+  const Mesh ref = read_mfem_bytes(h1, "h1.mesh", &warnings);
+  std::string quadratic = h1;
+  const std::size_t at = quadratic.find("H1_2D_P2");
+  ASSERT_NE(at, std::string::npos);
+  quadratic.replace(at, 8, "Quadratic");
+  warnings.clear();
+  const Mesh q = read_mfem_bytes(quadratic, "quadratic.mesh", &warnings);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("Quadratic"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("first-order"), std::string::npos) << warnings[0];
+  ASSERT_EQ(q.num_vertices(), 4);
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(q.coordinates()[i], ref.coordinates()[i]);
+
+  // Linear: the vertex nodes only.
+  const std::string linear = h1.substr(0, at) + "Linear\nVDim: 2\nOrdering: 1\n0 0\n2 0\n2 1\n0 1\n";
+  warnings.clear();
+  const Mesh l = read_mfem_bytes(linear, "linear.mesh", &warnings);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("Linear"), std::string::npos) << warnings[0];
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(l.coordinates()[i], ref.coordinates()[i]);
+
+  // Cubic: a triangle with 10 nodes ordered by nodes (all x, then all y); vertices first.
+  const std::string cubic =
+      "MFEM mesh v1.0\ndimension\n2\nelements\n1\n1 2 0 1 2\nboundary\n0\nvertices\n3\n\nnodes\n"
+      "FiniteElementSpace\nFiniteElementCollection: Cubic\nVDim: 2\nOrdering: 0\n"
+      "0 2 0 0.7 1.4 1.3 0.6 0 0 0.6\n"
+      "0 0 1 -0.1 0.1 0.4 0.7 0.6 0.3 0.3\n";
+  warnings.clear();
+  const Mesh c = read_mfem_bytes(cubic, "cubic.mesh", &warnings);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("Cubic"), std::string::npos) << warnings[0];
+  ASSERT_EQ(c.num_vertices(), 3);
+  EXPECT_EQ(c.vertex(1, 0), 2.0);
+  EXPECT_EQ(c.vertex(1, 1), 0.0);
+  EXPECT_EQ(c.vertex(2, 0), 0.0);
+  EXPECT_EQ(c.vertex(2, 1), 1.0);
+  EXPECT_NEAR(c.measure(), 1.0, kTol);
+
+  // Only the exact names: other spellings stay refused.
+  for (const char* name : {"cubic", "CubicFE", "Quartic"}) {
+    std::string other = quadratic;
+    other.replace(other.find("Quadratic"), 9, name);
+    EXPECT_ERROR_MENTIONS(read_mfem_bytes(other, "other.mesh"), "other.mesh", "line 22", name,
+                          "cannot take vertex positions");
+  }
+}
+
 // ---- malformed input ----------------------------------------------------------------------
 
 const std::string kTri = "MFEM mesh v1.0\ndimension\n2\nelements\n1\n1 2 0 1 2\nboundary\n0\nvertices\n3\n2\n0 0\n1 0\n0 1\n";
@@ -182,7 +247,7 @@ TEST(MfemMalformed, MissingAndMisplacedSections) {
   EXPECT_ERROR_MENTIONS(read_mfem_bytes(kTri.substr(0, kTri.find("vertices")), "m.mesh"), "m.mesh", "no 'vertices'");
   EXPECT_ERROR_MENTIONS(read_mfem_bytes("MFEM mesh v1.0\ndimension\n2\nvertices\n0\n2\n", "m.mesh"), "m.mesh",
                         "no 'elements'");
-  EXPECT_ERROR_MENTIONS(read_mfem_bytes(kTri + "attribute_sets\n", "m.mesh"), "m.mesh", "line 15", "attribute_sets");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(kTri + "vertex_parents\n", "m.mesh"), "m.mesh", "line 15", "vertex_parents");
 }
 
 TEST(MfemMalformed, BadElements) {
@@ -225,6 +290,190 @@ TEST(MfemMalformed, Nodes) {
                         "odd.mesh", "multiple of the vector dimension");
   EXPECT_ERROR_MENTIONS(read_mfem_bytes(head + "H1_2D_P1\nVDim: 2\nOrder: 1\n", "kw.mesh"), "kw.mesh", "line 16",
                         "'Ordering:'");
+}
+
+// kTri with `sets` inserted before its boundary section (line 7).
+std::string tri_with_sets(const std::string& sets) {
+  const std::size_t at = kTri.find("boundary");
+  return "MFEM mesh v1.3\n" + kTri.substr(15, at - 15) + sets + kTri.substr(at);
+}
+
+TEST(MfemMalformed, AttributeSets) {
+  // Well formed: empty lists of sets, and sets after the vertices.
+  EXPECT_NEAR(read_mfem_bytes(tri_with_sets("attribute_sets\n0\nbdr_attribute_sets\n0\n"), "s.mesh").measure(), 0.5,
+              kTol);
+  EXPECT_NEAR(read_mfem_bytes(kTri + "attribute_sets\n1\n\"All\" 1 1\nmfem_mesh_end\n", "s.mesh").measure(), 0.5, kTol);
+  // A quote that is not closed on its line.
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(tri_with_sets("attribute_sets\n1\n\"Left 1 1\n"), "q.mesh"), "q.mesh", "line 9",
+                        "double quote");
+  // More sets counted than given: the next section is not taken as a name.
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(tri_with_sets("attribute_sets\n2\n\"A\" 1 1\n"), "c.mesh"), "c.mesh",
+                        "line 10", "set 2 of 2", "'boundary'", "(line 8)");
+  // Fewer attributes counted than given: the extra one is not taken as a name.
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(tri_with_sets("attribute_sets\n2\n\"A\" 1 1 2\n\"B\" 1 1\n"), "c.mesh"),
+                        "c.mesh", "line 9", "the number '2'");
+  // More attributes counted than given.
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(tri_with_sets("bdr_attribute_sets\n1\n\"A\" 3 1 2\n"), "c.mesh"), "c.mesh",
+                        "line 10", "an attribute of the set 'A' in 'bdr_attribute_sets'", "'boundary'");
+  // Bad numbers.
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(tri_with_sets("attribute_sets\n1\n\"A\" 1 0\n"), "n.mesh"), "n.mesh", "line 9",
+                        "attribute", "out of range");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(tri_with_sets("attribute_sets\n1\n\"A B\" x 1\n"), "n.mesh"), "n.mesh",
+                        "line 9", "the number of attributes of the set 'A B'", "'x'");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(tri_with_sets("attribute_sets\n-1\n"), "n.mesh"), "n.mesh", "line 8",
+                        "out of range");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(kTri + "attribute_sets\n", "n.mesh"), "n.mesh", "number of attribute sets",
+                        "truncated");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(kTri + "attribute_sets\n2\n\"A\" 1 1\n", "n.mesh"), "n.mesh", "set 2 of 2",
+                        "truncated");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(tri_with_sets("attribute_sets\n0\nattribute_sets\n0\n"), "d.mesh"), "d.mesh",
+                        "line 9", "a second 'attribute_sets'");
+}
+
+// Discontinuous (L2) nodes are MFEM's periodic meshes: refused, without advising an H1 space
+// (which would drop the periodicity).
+TEST(MfemMalformed, PeriodicL2Nodes) {
+  const std::string head = "MFEM mesh v1.0\ndimension\n2\nelements\n1\n1 3 0 1 2 3\nboundary\n0\nvertices\n4\n\nnodes\n"
+                           "FiniteElementSpace\nFiniteElementCollection: ";
+  for (const char* coll : {"L2_T1_2D_P1", "L2_2D_P2"}) {
+    const std::string msg = tessera::fem::test::error_message(
+        [&] { read_mfem_bytes(head + coll + "\nVDim: 2\nOrdering: 1\n0 0 1 0 1 1 0 1\n", "p.mesh"); });
+    for (const char* s : {"p.mesh", "line 14", coll, "discontinuous (L2)", "periodic", "non-periodic"})
+      EXPECT_NE(msg.find(s), std::string::npos) << "message: '" << msg << "' lacks '" << s << "'";
+    EXPECT_EQ(msg.find("H1"), std::string::npos) << msg;
+  }
+  // Other collections keep the general message.
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(head + "ND_2D_P1\nVDim: 2\nOrdering: 1\n0 0 1 0 1 1 0 1\n", "nd.mesh"),
+                        "nd.mesh", "line 14", "cannot take vertex positions");
+}
+
+// ---- MFEM INLINE mesh v1.0 -----------------------------------------------------------------
+
+std::map<int, int> boundary_geometry_counts(const Mesh& m) {
+  std::map<int, int> c;
+  for (index_t b = 0; b < m.num_boundary(); ++b) ++c[int(m.boundary_geometry(b))];
+  return c;
+}
+
+TEST(MfemInline, QuadFileIsTheGeneratorsBox) {
+  std::vector<std::string> warnings;
+  const Mesh m = read_mfem(data_path("mfem_inline_quad.mesh"), &warnings);
+  EXPECT_EQ(m.dim(), 2);
+  EXPECT_EQ(m.space_dim(), 2);
+  EXPECT_EQ(m.num_elements(Geometry::Quadrilateral), 6);
+  EXPECT_EQ(m.num_vertices(), 12);
+  EXPECT_NEAR(m.measure(), 3.0, kTol);
+  const auto box = m.bounding_box();
+  EXPECT_EQ(box[0][0], 0.0);
+  EXPECT_EQ(box[0][1], 0.0);
+  EXPECT_EQ(box[1][0], 1.5);
+  EXPECT_EQ(box[1][1], 2.0);
+  // MFEM's boundary attributes of a Cartesian quadrilateral mesh: 1 y = 0, 2 x = max,
+  // 3 y = max, 4 x = 0 (the generator's are 1 x = 0, 2 x = max, 3 y = 0, 4 y = max).
+  EXPECT_EQ(boundary_attribute_counts(m), (std::map<int, int>{{1, 3}, {2, 2}, {3, 3}, {4, 2}}));
+  const int axis[4] = {1, 0, 1, 0};
+  const double side[4] = {0, 1.5, 2, 0};
+  for (index_t b = 0; b < m.num_boundary(); ++b) {
+    const int a = m.boundary_attribute(b) - 1;
+    for (index_t v : m.boundary_vertices(b)) EXPECT_EQ(m.vertex(v, axis[a]), side[a]);
+  }
+  // The same mesh as fem::box_mesh builds.
+  tessera::fem::BoxOptions opt;
+  opt.size = {1.5, 2.0, 1.0};
+  const Mesh g = tessera::fem::box_mesh(Geometry::Quadrilateral, {3, 2, 1}, opt);
+  ASSERT_EQ(m.coordinates().size(), g.coordinates().size());
+  for (std::size_t i = 0; i < g.coordinates().size(); ++i) EXPECT_EQ(m.coordinates()[i], g.coordinates()[i]);
+  for (index_t e = 0; e < g.num_elements(); ++e)
+    EXPECT_TRUE(std::ranges::equal(m.element_vertices(e), g.element_vertices(e))) << e;
+  // nz means nothing to a 2-D mesh: a warning naming its line.
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("line 8"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("'nz' is ignored"), std::string::npos) << warnings[0];
+}
+
+TEST(MfemInline, EveryType) {
+  const std::string h = "MFEM INLINE mesh v1.0\n";
+  // Segments (the two boundary points are not kept, as in MFEM files).
+  const Mesh s = read_mfem_bytes(h + "type = segment\nnx = 5\nsx = 2\n", "s.mesh");
+  EXPECT_EQ(s.num_elements(Geometry::Segment), 5);
+  EXPECT_NEAR(s.measure(), 2.0, kTol);
+  EXPECT_EQ(s.num_boundary(), 0);
+  // Triangles: 2 per square. Layout variants: no blanks around '=', ';', comments, CRLF.
+  const Mesh t = read_mfem_bytes(h + "# a comment\r\n\r\ntype=tri;\r\nnx = 4 # cells\r\nny =4\r\nsx = 3.14 ;\r\n"
+                                     "sy = +3.14\r\n",
+                                 "t.mesh");
+  EXPECT_EQ(t.num_elements(Geometry::Triangle), 32);
+  EXPECT_NEAR(t.measure(), 3.14 * 3.14, 1e-12);
+  EXPECT_EQ(t.num_boundary(), 16);
+  // Tetrahedra: 6 per cube, 2 triangles per boundary square.
+  const Mesh k = read_mfem_bytes(h + "type = tet\nnx = 1\nny = 1\nnz = 1\nsx = 1\nsy = 1\nsz = 1\n", "k.mesh");
+  EXPECT_EQ(k.num_elements(Geometry::Tetrahedron), 6);
+  EXPECT_NEAR(k.measure(), 1.0, kTol);
+  EXPECT_EQ(boundary_geometry_counts(k), (std::map<int, int>{{int(Geometry::Triangle), 12}}));
+  // Hexahedra, keys in any order.
+  const Mesh x = read_mfem_bytes(h + "sz = 0.5\nnz = 4\ntype = hex\nnx = 2\nny = 3\nsx = 1\nsy = 2\n", "x.mesh");
+  EXPECT_EQ(x.num_elements(Geometry::Hexahedron), 24);
+  EXPECT_NEAR(x.measure(), 1.0, kTol);
+  EXPECT_EQ(boundary_geometry_counts(x), (std::map<int, int>{{int(Geometry::Quadrilateral), 2 * (6 + 8 + 12)}}));
+  // MFEM's attributes in 3-D: 1 z = 0, 2 y = 0, 3 x = max, 4 y = max, 5 x = 0, 6 z = max.
+  EXPECT_EQ(boundary_attribute_counts(x), (std::map<int, int>{{1, 6}, {2, 8}, {3, 12}, {4, 8}, {5, 12}, {6, 6}}));
+  const int axis[6] = {2, 1, 0, 1, 0, 2};
+  const double side[6] = {0, 0, 1, 2, 0, 0.5};
+  for (index_t b = 0; b < x.num_boundary(); ++b) {
+    const int a = x.boundary_attribute(b) - 1;
+    for (index_t v : x.boundary_vertices(b)) EXPECT_EQ(x.vertex(v, axis[a]), side[a]) << "attribute " << a + 1;
+  }
+  EXPECT_EQ(x.bounding_box()[1][2], 0.5);
+}
+
+TEST(MfemInline, Malformed) {
+  const std::string h = "MFEM INLINE mesh v1.0\n";
+  const std::string quad = "nx = 2\nny = 2\nsx = 1\nsy = 1\n";  // lines 3 to 6 after a type line
+  const std::string cube = "nx = 2\nny = 2\nnz = 2\nsx = 1\nsy = 1\nsz = 1\n";
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes("MFEM INLINE mesh v2.0\n", "v.mesh"), "v.mesh", "line 1", "inline mesh version");
+  // Types.
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = wedge\n" + cube, "w.mesh"), "w.mesh", "line 2", "'wedge'",
+                        "not supported");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + cube + "type = pyramid\n", "p.mesh"), "p.mesh", "line 8", "'pyramid'",
+                        "not supported");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = cube\n" + cube, "u.mesh"), "u.mesh", "line 2",
+                        "unknown inline mesh type 'cube'");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + quad, "n.mesh"), "n.mesh", "no 'type = ...' line");
+  // Missing directions: named, at the type line.
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 2\nsx = 1\nsy = 1\n", "m.mesh"), "m.mesh", "line 2",
+                        "'ny = ...'");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = hex\nnx = 2\nny = 2\nsx = 1\nsy = 1\nsz = 1\n", "m.mesh"),
+                        "m.mesh", "line 2", "'nz = ...'");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 2\nny = 2\nsy = 1\n", "m.mesh"), "m.mesh", "line 2",
+                        "'sx = ...'");
+  // Counts and lengths.
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 0\nny = 2\nsx = 1\nsy = 1\n", "c.mesh"), "c.mesh",
+                        "line 3", "at least 1");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 2\nny = -3\nsx = 1\nsy = 1\n", "c.mesh"), "c.mesh",
+                        "line 4", "at least 1");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 2.5\nny = 2\nsx = 1\nsy = 1\n", "c.mesh"), "c.mesh",
+                        "line 3", "whole number");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 99999999999\nny = 2\nsx = 1\nsy = 1\n", "c.mesh"),
+                        "c.mesh", "line 3", "out of range");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 2\nny = 2\nsx = 0\nsy = 1\n", "l.mesh"), "l.mesh",
+                        "line 5", "positive");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 2\nny = 2\nsx = 1\nsy = -1\n", "l.mesh"), "l.mesh",
+                        "line 6", "positive");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 2\nny = 2\nsx = nan\nsy = 1\n", "l.mesh"), "l.mesh",
+                        "line 5", "finite number");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 2\nny = 2\nsx = 1 m\nsy = 1\n", "l.mesh"), "l.mesh",
+                        "line 5", "finite number");
+  // Lines.
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnw = 2\n" + quad, "k.mesh"), "k.mesh", "line 3",
+                        "unknown key 'nw'");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx 2\n", "k.mesh"), "k.mesh", "line 3", "'key = value'");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\n" + quad + "nx = 3\n", "k.mesh"), "k.mesh", "line 7",
+                        "second time", "first on line 3");
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = ;\n", "k.mesh"), "k.mesh", "line 3", "no value");
+  // Too many cells for the generator: refused before anything is allocated.
+  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = hex\nnx = 2000\nny = 2000\nnz = 2000\nsx = 1\nsy = 1\nsz = 1\n",
+                                        "big.mesh"),
+                        "big.mesh", "line 2", "2^31");
 }
 
 }  // namespace

@@ -81,6 +81,7 @@ class Mesh {
     return {bd_conn_.data() + bd_off_[std::size_t(b)], std::size_t(bd_off_[std::size_t(b) + 1] - bd_off_[std::size_t(b)])};
   }
   int boundary_attribute(index_t b) const { return bd_attr_[std::size_t(b)]; }
+  void set_boundary_attribute(index_t b, int a) { bd_attr_[std::size_t(b)] = a; }
 
   /// Element connectivity in CSR form: element e owns element_connectivity()[offsets[e] ..
   /// offsets[e + 1]).

@@ -12,14 +12,19 @@
 ///
 /// Curved meshes, whose `vertices` section has only a count and which store coordinates in
 /// a `nodes` section, are read when the nodes' finite element collection is an H1 one
-/// (H1_...): MFEM numbers the vertex degrees of freedom of such a space first, in vertex
-/// order, so the vertex positions are read from there and the mesh becomes first-order
-/// (with a warning). Nodes in other collections (L2, NURBS, ...) are refused.
+/// (H1_..., Linear, Quadratic, Cubic): MFEM numbers the vertex degrees of freedom of such a
+/// space first, in vertex order, so the vertex positions are read from there and the mesh
+/// becomes first-order (with a warning). Nodes in other collections (L2, NURBS, ...) are
+/// refused.
 ///
 /// Headers "MFEM mesh v1.1", "v1.2" and "v1.3" are accepted when the file holds only the
-/// sections above (and the end marker "mfem_mesh_end"); other sections (parallel data,
-/// attribute sets, ...) and the NC and NURBS formats are refused. Every malformed input
-/// throws tessera::Error naming the file, the line and the problem; the mesh is checked
+/// sections above, the named attribute sets of v1.3 (`attribute_sets`, `bdr_attribute_sets`:
+/// checked and skipped) and the end marker "mfem_mesh_end"; other sections (parallel data,
+/// ...) and the NC and NURBS formats are refused. The older collection names `Linear`,
+/// `Quadratic` and `Cubic` are H1 ones; nodes in `L2_...` collections (MFEM's periodic
+/// meshes) are refused. "MFEM INLINE mesh v1.0" files (type, nx, ny, nz, sx, sy, sz) are
+/// built by fem::box_mesh, with MFEM's boundary attributes (docs/cli.md). Every malformed
+/// input throws tessera::Error naming the file, the line and the problem; the mesh is checked
 /// with fem::Mesh::validate.
 
 #include <string>
