@@ -387,8 +387,9 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     cmd->add_option("--ordering", o.ordering,
                     "Global node numbering of the H1 spaces (fem::NodeOrdering): auto (interleaved up to p = 2, "
-                    "first-touch from p = 3), first-touch, by-entity or interleaved")
-        ->check(CLI::IsMember({"auto", "first-touch", "by-entity", "interleaved"}))
+                    "first-touch at p = 3, shared-first from p = 4), first-touch, by-entity, interleaved or "
+                    "shared-first (first touch, the nodes of one element last)")
+        ->check(CLI::IsMember({"auto", "first-touch", "by-entity", "interleaved", "shared-first"}))
         ->capture_default_str();
     cmd->add_option("--json", o.json, "Append results as JSON lines to this file");
   };

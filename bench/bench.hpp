@@ -72,7 +72,7 @@ struct BpOptions {
   int reps = 10;
   int cg_iters = 20;                 ///< BP: time this many Jacobi-CG iterations (0: skip)
   int chunk = 0;                     ///< elements per item of the fused kernels (0: automatic)
-  std::string ordering = "auto";  ///< the H1 spaces' node numbering: auto | first-touch | by-entity | interleaved
+  std::string ordering = "auto";  ///< the H1 spaces' node numbering: auto | first-touch | by-entity | interleaved | shared-first
   bool element = false;              ///< BK: E-vector to E-vector
   bool tune = false;                 ///< sweep elements per block and store the best (tune operators)
   std::string cache;                 ///< tuning cache file (tune)

@@ -125,9 +125,9 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
   fem::NodeOrdering ordering = fem::NodeOrdering::Auto;
   bool known = false;
   for (fem::NodeOrdering o : {fem::NodeOrdering::Auto, fem::NodeOrdering::FirstTouch, fem::NodeOrdering::ByEntity,
-                              fem::NodeOrdering::Interleaved})
+                              fem::NodeOrdering::Interleaved, fem::NodeOrdering::SharedFirst})
     if (opt.ordering == fem::name(o)) ordering = o, known = true;
-  TESSERA_REQUIRE(known, cmd, ": unknown --ordering '", opt.ordering, "'; use auto, first-touch, by-entity or interleaved");
+  TESSERA_REQUIRE(known, cmd, ": unknown --ordering '", opt.ordering, "'; use auto, first-touch, by-entity, interleaved or shared-first");
   std::string copy_label;
   const double copy_gbs = copy_bandwidth_gbs(exec, exec.on_device() ? index_t(1) << 27 : index_t(1) << 24, opt.reps,
                                              &copy_label);
@@ -138,7 +138,7 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
       << "diffusion with q = p + 1 Gauss-Lobatto points; median of " << opt.reps << " runs after 2 warm-ups. "
       << "Copy reference (" << copy_label << "): " << std::fixed << std::setprecision(1) << copy_gbs << " GB/s. "
       << "Node numbering: " << fem::name(ordering)
-      << (ordering == fem::NodeOrdering::Auto ? " (interleaved up to p = 2, first-touch from p = 3)" : "") << ".\n\n";
+      << (ordering == fem::NodeOrdering::Auto ? " (interleaved up to p = 2, first-touch at p = 3, shared-first from p = 4)" : "") << ".\n\n";
   if (opt.tune)
     out << "| problem | p | geometry | elements | DOFs | per item x per block: ms | best | was |\n"
         << "|---|---:|---|---:|---:|---|---:|---|\n";

@@ -177,6 +177,7 @@ const char* name(NodeOrdering o) {
     case NodeOrdering::FirstTouch: return "first-touch";
     case NodeOrdering::ByEntity: return "by-entity";
     case NodeOrdering::Interleaved: return "interleaved";
+    case NodeOrdering::SharedFirst: return "shared-first";
     case NodeOrdering::Auto: return "auto";
   }
   return "invalid";
@@ -197,13 +198,15 @@ index_t H1Space::face_id(const Key& k) const {
 
 H1Space::H1Space(const Mesh& mesh, int order, int components, NodeOrdering ordering)
     : mesh_(&mesh), order_(order), components_(components),
-      ordering_(ordering == NodeOrdering::Auto ? (order <= 2 ? NodeOrdering::Interleaved : NodeOrdering::FirstTouch)
+      ordering_(ordering == NodeOrdering::Auto
+                    ? (order <= 2 ? NodeOrdering::Interleaved
+                                  : order == 3 ? NodeOrdering::FirstTouch : NodeOrdering::SharedFirst)
                                                : ordering) {
   if (order < 1) fail("fem::H1Space: order p = ", order, " is not supported; use p >= 1");
   if (components < 1) fail("fem::H1Space: components = ", components, "; a field has at least 1 component");
   if (mesh.num_elements() == 0) fail("fem::H1Space: the mesh has no elements; add elements or load a mesh first");
   if (ordering != NodeOrdering::FirstTouch && ordering != NodeOrdering::ByEntity &&
-      ordering != NodeOrdering::Interleaved && ordering != NodeOrdering::Auto)
+      ordering != NodeOrdering::Interleaved && ordering != NodeOrdering::SharedFirst && ordering != NodeOrdering::Auto)
     fail("fem::H1Space: invalid NodeOrdering value ", static_cast<int>(ordering));
   const int p = order;
   const index_t ne = mesh.num_elements(), nv = mesh.num_vertices();
@@ -419,6 +422,32 @@ H1Space::H1Space(const Mesh& mesh, int order, int components, NodeOrdering order
     fail("fem::H1Space: internal error: numbered ", n, " nodes, counted ", total, " (please report this mesh)");
   num_nodes_ = n;
   if (ordering_ == NodeOrdering::Interleaved) interleave();
+  if (ordering_ == NodeOrdering::SharedFirst) shared_first();
+  // where the trailing run of nodes used by one element starts (all of them with SharedFirst)
+  std::vector<unsigned char> many(static_cast<std::size_t>(n), 0), seen(static_cast<std::size_t>(n), 0);
+  for (index_t id : nodes_) {
+    many[std::size_t(id)] |= seen[std::size_t(id)];
+    seen[std::size_t(id)] = 1;
+  }
+  exclusive_from_ = n;
+  while (exclusive_from_ > 0 && !many[std::size_t(exclusive_from_ - 1)]) --exclusive_from_;
+}
+
+void H1Space::shared_first() {
+  // A stable partition of the first-touch ids: the nodes of several elements, then those of one.
+  // An entity's nodes are used by the same elements, so each entity's block stays whole.
+  const index_t nn = num_nodes_;
+  std::vector<unsigned char> uses(static_cast<std::size_t>(nn), 0);
+  for (index_t id : nodes_) uses[std::size_t(id)] = static_cast<unsigned char>(std::min(2, uses[std::size_t(id)] + 1));
+  index_t shared = 0;
+  for (unsigned char u : uses) shared += u > 1;
+  std::vector<index_t> fresh(static_cast<std::size_t>(nn));
+  index_t a = 0, b = shared;
+  for (index_t i = 0; i < nn; ++i) fresh[std::size_t(i)] = uses[std::size_t(i)] > 1 ? a++ : b++;
+  for (index_t& id : nodes_) id = fresh[std::size_t(id)];
+  for (auto* ids : {&vertex_node_, &edge_node_, &face_node_})
+    for (index_t& id : *ids)
+      if (id >= 0) id = fresh[std::size_t(id)];
 }
 
 void H1Space::interleave() {

@@ -138,6 +138,7 @@ Interpolator::Interpolator(const H1Space& space, Geometry g, const QuadratureRul
   nv_ = num_vertices(g);
   ne_ = restr_.num_elements();
   nn_ = space.num_nodes();
+  exclusive_from_ = space.exclusive_from();
   tensor_ = is_tensor(g);
   TESSERA_REQUIRE(nq_ >= 1, "fem::Interpolator: the quadrature rule has no points");
   const H1Basis basis(g, p_);
@@ -521,12 +522,12 @@ void Interpolator::run(int epb, bool transpose, Eval what, const double* u, cons
 }
 
 void Interpolator::apply_operator(bool diffusion, const double* qdata, View<const double, 1> x, View<double, 1> y,
-                                  int epb) const {
+                                  int epb, OperatorScatter scatter) const {
   TESSERA_REQUIRE(tensor_, "fem::Interpolator::apply_operator: fused operators exist for quadrilaterals and "
                            "hexahedra; this interpolator is on ", name(geom_));
   check_vector(exec_, "apply_operator", "input vector", x.data(), x.size(), index_t(comps_) * nn_);
   check_vector(exec_, "apply_operator", "output vector", y.data(), y.size(), index_t(comps_) * nn_);
-  run_operator(diffusion, qdata, x.data(), y.data(), false, epb);
+  run_operator(diffusion, qdata, x.data(), y.data(), false, epb, scatter);
 }
 
 void Interpolator::apply_operator_element(bool diffusion, const double* qdata, View<const double, 3> xe,
@@ -546,7 +547,7 @@ void Interpolator::apply_operator_element(bool diffusion, const double* qdata, V
 }
 
 void Interpolator::run_operator(bool diffusion, const double* qdata, const double* x, double* y, bool element,
-                                int epb) const {
+                                int epb, OperatorScatter scatter) const {
   ia::Args a;
   fill_args(a);
   a.u = x;
@@ -560,6 +561,7 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
     a.wq = wq_.data();
   }
   a.concurrent = exec_.backend != Backend::Serial;
+  if (!element && scatter == OperatorScatter::StoreExclusive) a.owned_from = static_cast<int>(exclusive_from_);
   // The hexahedron diffusion line kernel with Gauss points prefetches each element's stored
   // data into L2 a step ahead where an element's block is at least kPrefetchBytes: on the H100
   // (8M DOFs, same run) BP3 p = 6..10 (24-64 KB per element) ran 1.13-1.22x faster, p = 2..5

@@ -59,6 +59,7 @@ struct Args {
   const double* wq = nullptr;     // fused operators, on-the-fly geometry: the rule's weights (nq)
   double* y_out = nullptr;        // fused operators: global vector accumulated into
   bool concurrent = true;         // fused operators: atomic additions needed (not on the serial backend)
+  int owned_from = 2147483647;    // fused operators: global nodes from this id on belong to one element (stored, not added)
   bool prefetch_qdata = false;    // fused operators: each element's stored data into L2 a step ahead
   bool merged_lines = false;      // fused operators: hex_diffusion_lines keeps T2 in dead buffers
   const double* u = nullptr;    // forward: global vector

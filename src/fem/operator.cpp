@@ -2,6 +2,7 @@
 // (compiled by nvcc in CUDA builds).
 #include "tessera/fem/operator.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "tessera/core/error.hpp"
@@ -86,6 +87,9 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
     : kind_(kind), exec_(exec), opt_(options), mesh_(&space.mesh()), n_(space.num_dofs()) {
   const Mesh& mesh = space.mesh();
   const int p = space.order();
+  nodes_ = space.num_nodes();
+  exclusive_from_ = space.exclusive_from();
+  comps_ = space.components();
   const bool gll = opt_.quadrature == QuadratureType::GaussLobatto;
   // Default: q = p + 2 Gauss points per direction (degree 2p + 3) where the mesh has
   // quadrilaterals or hexahedra; on triangles and tetrahedra alone, degree 2p, exact for both
@@ -132,19 +136,36 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
   }
   TESSERA_REQUIRE(!parts_.empty(), "fem::H1Operator: the mesh has no triangles, quadrilaterals, tetrahedra or "
                                    "hexahedra of its dimension");
+  all_fused_ = std::all_of(parts_.begin(), parts_.end(), [](const Part& part) { return part.fused; });
 }
 
 void H1Operator::apply(View<const double, 1> x, View<double, 1> y) const {
   TESSERA_REQUIRE(x.size() == n_ && y.size() == n_, "fem::H1Operator::apply: vectors of ", x.size(), " and ",
                   y.size(), " entries, expected ", n_);
-  od::fill(exec_, y, 0.0);
+  // With every part fused, the nodes that one element uses alone (from exclusive_from_ on) are
+  // stored by their element's kernel, so only the shared ones are zero filled. With the
+  // SharedFirst numbering (the default from p = 4) against first touch, where nearly every node
+  // is filled and added: H100, 8M DOFs, same run, p = 4..10, stored BP1-BP6 1.02-1.13x, on the
+  // fly 1.01-1.10x (docs/benchmarks/operators.md, section "Shared nodes first ...")
+  const OperatorScatter scatter = all_fused_ ? OperatorScatter::StoreExclusive : OperatorScatter::Add;
+  if (all_fused_ && exclusive_from_ < nodes_) {
+    const index_t shared = exclusive_from_, nodes = nodes_;
+    double* yp = y.data();
+    if (comps_ == 1) forall("fem/fill_shared", exec_, shared, TESSERA_LAMBDA(index_t i) { yp[i] = 0.0; });
+    else
+      forall("fem/fill_shared", exec_, shared * comps_, TESSERA_LAMBDA(index_t i) {
+        yp[(i / shared) * nodes + i % shared] = 0.0;
+      });
+  } else {
+    od::fill(exec_, y, 0.0);
+  }
   const bool otf = opt_.geometry == GeometrySource::OnTheFly;
   const bool diffusion = kind_ == OperatorKind::Diffusion;
   const Eval what = !diffusion ? Eval::Values : otf ? Eval::Gradients : Eval::ReferenceGradients;
   for (const Part& part : parts_) {
     if (part.fused) {
       const double* qdata = otf ? nullptr : diffusion ? part.gf.D.data() : part.gf.wdetJ.data();
-      part.interp.apply_operator(diffusion, qdata, x, y, opt_.elements_per_block);
+      part.interp.apply_operator(diffusion, qdata, x, y, opt_.elements_per_block, scatter);
       continue;
     }
     part.interp.interpolate(x, what, part.qd);

@@ -112,8 +112,16 @@ TESSERA_INTERP_UNROLL
 /// The operator's result s for local node i of element e, component c: scatter-added into the
 /// global vector, or stored into the E-vector (ne, comps, nd) when the kernel runs element by
 /// element (a.idx == nullptr).
+/// s into global node g, component c: stored where the node belongs to this element alone
+/// (g >= a.owned_from), else added atomically.
+TESSERA_HOST_DEVICE inline void scatter_result(const Args& a, int c, int g, double s) {
+  double* p = &a.y_out[c * a.nn + g];
+  if (g >= a.owned_from) *p = s;
+  else atomic_add(p, s, a.concurrent);
+}
+
 TESSERA_HOST_DEVICE inline void store_result(const Args& a, const int* idxs, index_t e, int c, int i, double s) {
-  if (a.idx) atomic_add(&a.y_out[c * a.nn + idxs[i]], s, a.concurrent);
+  if (a.idx) scatter_result(a, c, idxs[i], s);
   else a.y_out[(e * a.comps + c) * a.nd + i] = s;
 }
 
@@ -1216,7 +1224,7 @@ TESSERA_INTERP_UNROLL
       if (valid && column)
 TESSERA_INTERP_UNROLL
         for (int z = 0; z < N; ++z) {
-          if (a.idx) atomicAdd(&a.y_out[c * a.nn + id[z]], r[z]);
+          if (a.idx) scatter_result(a, c, id[z], r[z]);
           else a.y_out[(e * a.comps + c) * ND + z * S + lane] = r[z];
         }
     }

@@ -211,7 +211,8 @@ TEST(H1Space, SharedNodesAgreeWhateverTheVertexNumbering) {
   for (Geometry g : box_geometries)
     for (unsigned seed : {0u, 1u, 2u})
       for (int p : {1, 2, 3, 4, 5})
-        for (NodeOrdering o : {NodeOrdering::FirstTouch, NodeOrdering::ByEntity, NodeOrdering::Interleaved}) {
+        for (NodeOrdering o : {NodeOrdering::FirstTouch, NodeOrdering::ByEntity, NodeOrdering::Interleaved,
+                               NodeOrdering::SharedFirst}) {
           const Mesh base = perturbed_box(g, 3);
           const Mesh m = seed == 0 ? base : renumbered(base, seed);
           const H1Space s(m, p, 1, o);
@@ -249,8 +250,9 @@ TEST(H1Space, NodeOrderings) {
       const Mesh m = renumbered(box_mesh(g, {3, 3, 3}), 7);
       const H1Space ft(m, p, 1, NodeOrdering::FirstTouch), be(m, p, 1, NodeOrdering::ByEntity);
       EXPECT_EQ(ft.ordering(), NodeOrdering::FirstTouch);
-      // the default: interleaved up to p = 2, first touch from p = 3
-      EXPECT_EQ(H1Space(m, p).ordering(), p <= 2 ? NodeOrdering::Interleaved : NodeOrdering::FirstTouch);
+      // the default: interleaved up to p = 2, first touch at p = 3, shared first from p = 4
+      EXPECT_EQ(H1Space(m, p).ordering(), p <= 2 ? NodeOrdering::Interleaved : NodeOrdering::SharedFirst);
+      EXPECT_EQ(H1Space(m, 3).ordering(), NodeOrdering::FirstTouch);
       ASSERT_EQ(ft.num_nodes(), be.num_nodes());
       // First touch: element 0 reaches all of its nodes first, so they are 0 .. npe - 1.
       const auto e0 = ft.element_nodes(0);
@@ -271,6 +273,53 @@ TEST(H1Space, NodeOrderings) {
       // first-touch ids to by-entity ids is a bijection.
       const std::vector<index_t> to_be = slot_bijection(ft, be);
       EXPECT_FALSE(to_be.empty()) << name(g) << " p=" << p;
+    }
+}
+
+TEST(H1Space, SharedFirstPutsTheNodesOfOneElementLastAndExclusiveFromFindsThem) {
+  // SharedFirst: the nodes of several elements get the ids below exclusive_from(), those of one
+  // element (interiors, and exterior nodes no other element touches) the ids from it on, each
+  // group in first-touch order; the sharing is that of first touch (a slot-by-slot bijection)
+  // and the boundary node lists map onto each other. In any other numbering exclusive_from() is
+  // where the trailing run of single-element nodes starts.
+  for (Geometry g : box_geometries)
+    for (int p : {1, 2, 3, 4}) {
+      const Mesh m = renumbered(box_mesh(g, {3, 2, 3}), 9);
+      const H1Space ft(m, p, 1, NodeOrdering::FirstTouch), sf(m, p, 1, NodeOrdering::SharedFirst);
+      EXPECT_STREQ(name(sf.ordering()), "shared-first");
+      ASSERT_EQ(ft.num_nodes(), sf.num_nodes());
+      const auto uses = [&](const H1Space& s) {
+        std::vector<int> u(std::size_t(s.num_nodes()), 0);
+        for (index_t id : s.element_node_ids()) ++u[std::size_t(id)];
+        return u;
+      };
+      const std::vector<int> us = uses(sf), uf = uses(ft);
+      const index_t shared = std::count_if(us.begin(), us.end(), [](int k) { return k > 1; });
+      EXPECT_EQ(sf.exclusive_from(), shared) << name(g) << " p=" << p;
+      for (index_t i = 0; i < sf.num_nodes(); ++i)
+        ASSERT_EQ(us[std::size_t(i)] > 1, i < shared) << name(g) << " p=" << p << " node " << i;
+      // a box of quadrilaterals or hexahedra: each corner of the box belongs to one element
+      if (g == Geometry::Quadrilateral || g == Geometry::Hexahedron) {
+        EXPECT_LT(sf.exclusive_from(), sf.num_nodes()) << name(g) << " p=" << p;
+      }
+      // first touch: the last nodes are the last element's that no earlier element reached;
+      // exclusive_from() is the first of the run of single-element nodes at the end
+      index_t run = ft.num_nodes();
+      while (run > 0 && uf[std::size_t(run - 1)] == 1) --run;
+      EXPECT_EQ(ft.exclusive_from(), run) << name(g) << " p=" << p;
+      // each group keeps the first-touch order
+      const std::vector<index_t> to_sf = slot_bijection(ft, sf);
+      ASSERT_FALSE(to_sf.empty()) << name(g) << " p=" << p;
+      index_t last_shared = -1, last_own = shared - 1;
+      for (index_t i = 0; i < ft.num_nodes(); ++i) {
+        index_t& last = uf[std::size_t(i)] > 1 ? last_shared : last_own;
+        EXPECT_EQ(to_sf[std::size_t(i)], last + 1) << name(g) << " p=" << p << " first-touch node " << i;
+        last = to_sf[std::size_t(i)];
+      }
+      std::vector<index_t> bf, bs(sf.boundary_nodes());
+      for (index_t id : ft.boundary_nodes()) bf.push_back(to_sf[std::size_t(id)]);
+      std::sort(bf.begin(), bf.end());
+      EXPECT_EQ(bf, bs) << name(g) << " p=" << p;
     }
 }
 

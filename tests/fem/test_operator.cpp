@@ -402,6 +402,34 @@ TEST_P(OperatorTest, InterleavedNumberingEqualsAssembled) {
       }
 }
 
+TEST_P(OperatorTest, SharedFirstNumberingStoresTheNodesOfOneElement) {
+  // With the nodes of one element numbered last (NodeOrdering::SharedFirst), the fused kernels
+  // store those nodes' results instead of adding them and H1Operator::apply zero fills only the
+  // shared nodes: y is poisoned with NaN first, so a node that no kernel stores stays NaN, and
+  // a node stored twice (or stored where it should be added) differs from the assembled matrix.
+  // Every hexahedron kernel family: one thread per element (p = 1, 2), the line kernels, the
+  // point-column kernel (Gauss diffusion at p = 2), the half-warp kernel for several components
+  // with the points at the nodes (p = 3, 4), and quadrilaterals.
+  for (const char* spec : {"box:hex:4x3x2", "box:quad:6x5:perturb=0.2"}) {
+    const Mesh mesh = distorted_mesh(spec);
+    for (int p : {1, 2, 3, 4})
+      for (int comps : {1, 3})
+        for (const auto& [kind, gll] : {std::pair{OperatorKind::Mass, false}, std::pair{OperatorKind::Diffusion, false},
+                                        std::pair{OperatorKind::Diffusion, true}})
+          for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
+            if (comps > 1 && (p < 3 || gs == GeometrySource::OnTheFly)) continue;  // keeps the run short
+            SCOPED_TRACE(std::string(spec) + " " + name(kind) + " p=" + std::to_string(p) + " c=" +
+                         std::to_string(comps) + (gll ? " (Gauss-Lobatto)" : "") + " " + name(gs));
+            const H1Space space(mesh, p, comps, NodeOrdering::SharedFirst);
+            ASSERT_LT(space.exclusive_from(), space.num_nodes());
+            OperatorOptions opt;
+            opt.geometry = gs;
+            if (gll) opt.quadrature = QuadratureType::GaussLobatto;
+            expect_matches_assembled(space, kind, exec(), opt);
+          }
+  }
+}
+
 TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
   // The fused hexahedron kernel has variants by the larger of nodes and points per direction
   // (<= 4, 6, 8, 10, 12, 14, more; operator_bound): p = 5, 6 and 7, 8 (q = p + 2) fill the

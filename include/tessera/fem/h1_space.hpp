@@ -29,9 +29,13 @@
 /// at its first visit: the nodes of consecutive elements at one local position are then
 /// neighbours, which is what kernels that run one element per thread read (at p = 1, 2 on
 /// hexahedra, and hexahedron mass at p = 2 in the global apply). `Auto`, the default, takes
-/// Interleaved up to p = 2 and first touch from p = 3 (measurements in
+/// Interleaved up to p = 2, first touch at p = 3 and SharedFirst from p = 4 (measurements in
 /// docs/benchmarks/operators.md). `ByEntity` numbers all vertices (in mesh order), then all
-/// edge nodes, face nodes and element interiors.
+/// edge nodes, face nodes and element interiors. `SharedFirst` is the first-touch numbering
+/// with the nodes that one element uses alone (its interior, and its nodes on the exterior that
+/// no other element touches) moved after all the others, each group keeping its order:
+/// exclusive_from() is then where they start, and a fused operator stores their results
+/// instead of adding them atomically, and its zero fill skips them.
 ///
 /// Vector fields (components > 1) are component-major: dof(c, n) = c * num_nodes() + n.
 ///
@@ -58,10 +62,11 @@ enum class NodeOrdering {
   Interleaved,  ///< local node by local node across the elements (every element's node 0, then
                 ///< every element's node 1, ...), each entity's nodes numbered at its first
                 ///< visit: consecutive elements' nodes at one local position are then close
-  Auto          ///< the default: Interleaved up to p = 2, FirstTouch from p = 3 (see the file comment)
+  SharedFirst,  ///< FirstTouch, then the nodes used by one element only moved after all the others
+  Auto          ///< the default: Interleaved up to p = 2, FirstTouch at p = 3, SharedFirst from p = 4
 };
 
-/// "first-touch", "by-entity", "interleaved" or "auto".
+/// "first-touch", "by-entity", "interleaved", "shared-first" or "auto".
 const char* name(NodeOrdering o);
 
 /// The order-p H1 space of a mesh (see the file comment).
@@ -108,6 +113,11 @@ class H1Space {
   /// the boundary of the meshed domain whether or not boundary faces are stored.
   std::vector<index_t> exterior_nodes() const;
 
+  /// Every node from this id on is used by one element only (in any numbering: the start of
+  /// the trailing run of such nodes; with SharedFirst all of them): a fused operator stores
+  /// their results instead of adding them. num_nodes() when the last node is shared.
+  index_t exclusive_from() const { return exclusive_from_; }
+
   /// Number of distinct edges of the mesh's elements.
   index_t num_edges() const { return index_t(edges_.size()); }
   /// Number of distinct faces of the mesh's 3-D elements (0 for 1-D and 2-D meshes).
@@ -119,11 +129,13 @@ class H1Space {
   index_t face_id(const Key& sorted) const;
   void entity_nodes(Geometry g, std::span<const index_t> v, std::vector<index_t>& out) const;
   void interleave();  // NodeOrdering::Interleaved, from the first-touch numbering
+  void shared_first();  // NodeOrdering::SharedFirst, from the first-touch numbering
 
   const Mesh* mesh_;
   int order_, components_;
   NodeOrdering ordering_;
   index_t num_nodes_ = 0;
+  index_t exclusive_from_ = 0;
   std::vector<index_t> vertex_node_;           // mesh vertex -> global node (-1: in no element)
   std::vector<std::array<index_t, 2>> edges_;  // sorted vertex pairs, ascending
   std::vector<index_t> edge_node_;             // first node of each edge's p - 1 nodes

@@ -157,6 +157,11 @@ struct InterpolationKernel {
 /// elements for about 256 threads per block, at most 32 (2-D) or 16 (3-D).
 int interpolation_heuristic_epb(const InterpolationKernel& k);
 
+/// How Interpolator::apply_operator writes the global vector: every entry added to (Add), or
+/// the entries of the nodes one element uses alone (H1Space::exclusive_from() on) stored and
+/// the others added (StoreExclusive; no atomics and no zero fill needed for the former).
+enum class OperatorScatter { Add, StoreExclusive };
+
 /// Interpolation of the fields of an H1Space at the points of a rule on the elements of one
 /// geometry, and its transpose (see the file comment).
 class Interpolator {
@@ -219,9 +224,11 @@ class Interpolator {
   /// both computed at this interpolator's rule. qdata = nullptr: on-the-fly geometry, the same
   /// factors recomputed in the kernel at every point from the element's vertices (first-order
   /// map; the mesh's space dimension must equal the elements'). Quadrilaterals and hexahedra
-  /// only. epb <= 0: about 256 threads per block, reduced to fit shared memory.
+  /// only. epb <= 0: about 256 threads per block, reduced to fit shared memory. With
+  /// OperatorScatter::StoreExclusive the entries of the nodes from H1Space::exclusive_from() on
+  /// (each used by one element) are overwritten with (A x) instead: y need not be zero there.
   void apply_operator(bool diffusion, const double* qdata, View<const double, 1> x, View<double, 1> y,
-                      int epb = 0) const;
+                      int epb = 0, OperatorScatter scatter = OperatorScatter::Add) const;
   /// Builds what an on-the-fly fused operator reads (the vertex coordinates, the rule's
   /// weights) and checks the elements (throws naming an inverted one); apply_operator does
   /// it at its first on-the-fly call. Nothing for stored data.
@@ -258,7 +265,8 @@ class Interpolator {
   void run(int epb, bool transpose, Eval what, const double* u, const QuadratureData& qd, double* e_out) const;
   void ensure_geometry() const;
   void ensure_vertices() const;  // X_, checked
-  void run_operator(bool diffusion, const double* qdata, const double* x, double* y, bool element, int epb) const;
+  void run_operator(bool diffusion, const double* qdata, const double* x, double* y, bool element, int epb,
+                    OperatorScatter scatter = OperatorScatter::Add) const;
   /// The operator kernel's threads per element and shared memory (per element, common) for a
   /// launch of epb elements per block (the one-thread-per-element kernel's common rows grow with it).
   Dim3 operator_shape(bool diffusion, bool on_the_fly, bool element, std::size_t* item, std::size_t* common,
@@ -295,6 +303,7 @@ class Interpolator {
   Geometry geom_;
   int p_ = 1, dim_ = 0, sdim_ = 0, comps_ = 1, nd_ = 0, nq_ = 0, nd1_ = 0, nq1_ = 0, nv_ = 0;
   index_t ne_ = 0, nn_ = 0;
+  index_t exclusive_from_ = 0;  // H1Space::exclusive_from
   bool tensor_ = false;
   bool nodal_points_ = false;  // tensor: the 1-D points are the nodes (B = I)
   bool mirror_symmetric_ = false;  // tensor: B and D mirror-symmetric (the hexahedron line kernels need it)

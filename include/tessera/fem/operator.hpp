@@ -122,6 +122,9 @@ class H1Operator {
   const Mesh* mesh_ = nullptr;
   int degree_ = 0;
   index_t n_ = 0;
+  index_t nodes_ = 0, exclusive_from_ = 0;  // the space's num_nodes() and exclusive_from()
+  int comps_ = 1;
+  bool all_fused_ = false;  // every part runs a fused kernel (apply then skips the exclusive nodes' fill)
   std::vector<Part> parts_;
 };
 
