@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -219,6 +220,14 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
     un[std::size_t(n)] = exact(dim, x);
     fn[std::size_t(n)] = dim * std::numbers::pi * std::numbers::pi * un[std::size_t(n)];
   });
+  // The load vector is M I(f): where every node lies on a plane x_d = integer (f = 0 there),
+  // e.g. p = 2 on a mesh with integer vertex coordinates, it is zero and so is the solution.
+  if (std::all_of(fn.begin(), fn.end(), [](double v) { return std::abs(v) < 1e-12; }))
+    std::fprintf(stderr,
+                 "tessera: note: the source f = %d pi^2 u interpolated at the nodes is zero at every node (they lie "
+                 "where u = prod sin(pi x_d) vanishes), so the load vector and the discrete solution are zero; "
+                 "refine (--refine) or raise --order to see convergence\n",
+                 dim);
   const OperatorOptions ko = operator_options(opt);
   // The load vector's mass matrix: the same rule, or Gauss q = p + 2 when the stiffness rule is
   // Gauss-Lobatto (inexact for the mass matrix, refused by H1Operator).
