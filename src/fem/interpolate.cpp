@@ -527,7 +527,14 @@ void Interpolator::apply_operator(bool diffusion, const double* qdata, View<cons
                            "hexahedra; this interpolator is on ", name(geom_));
   check_vector(exec_, "apply_operator", "input vector", x.data(), x.size(), index_t(comps_) * nn_);
   check_vector(exec_, "apply_operator", "output vector", y.data(), y.size(), index_t(comps_) * nn_);
+  TESSERA_REQUIRE(scatter == OperatorScatter::Add || operator_stores_exclusive(diffusion),
+                  "fem::Interpolator::apply_operator: OperatorScatter::StoreExclusive with a kernel that adds every "
+                  "entry (one thread per element, ", name(geom_), " p = ", p_, "); use OperatorScatter::Add");
   run_operator(diffusion, qdata, x.data(), y.data(), false, epb, scatter);
+}
+
+bool Interpolator::operator_stores_exclusive(bool diffusion) const {
+  return tensor_ && !ia::operator_thread_element(geom_, diffusion, nd1_, nq1_, nodal_points_, false);
 }
 
 void Interpolator::apply_operator_element(bool diffusion, const double* qdata, View<const double, 3> xe,

@@ -136,19 +136,26 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
   }
   TESSERA_REQUIRE(!parts_.empty(), "fem::H1Operator: the mesh has no triangles, quadrilaterals, tetrahedra or "
                                    "hexahedra of its dimension");
-  all_fused_ = std::all_of(parts_.begin(), parts_.end(), [](const Part& part) { return part.fused; });
+  // Stores instead of additions for the nodes of one element, and no fill for them, where the
+  // numbering keeps those nodes last (SharedFirst: Auto from p = 4, where it was measured) and
+  // every part runs a fused kernel that stores them (not the one-thread-per-element kernels).
+  const bool diffusion = kind_ == OperatorKind::Diffusion;
+  store_exclusive_ = space.ordering() == NodeOrdering::SharedFirst &&
+                     std::all_of(parts_.begin(), parts_.end(), [&](const Part& part) {
+                       return part.fused && part.interp.operator_stores_exclusive(diffusion);
+                     });
 }
 
 void H1Operator::apply(View<const double, 1> x, View<double, 1> y) const {
   TESSERA_REQUIRE(x.size() == n_ && y.size() == n_, "fem::H1Operator::apply: vectors of ", x.size(), " and ",
                   y.size(), " entries, expected ", n_);
-  // With every part fused, the nodes that one element uses alone (from exclusive_from_ on) are
+  // With store_exclusive_, the nodes that one element uses alone (from exclusive_from_ on) are
   // stored by their element's kernel, so only the shared ones are zero filled. With the
   // SharedFirst numbering (the default from p = 4) against first touch, where nearly every node
   // is filled and added: H100, 8M DOFs, same run, p = 4..10, stored BP1-BP6 1.02-1.13x, on the
   // fly 1.01-1.10x (docs/benchmarks/operators.md, section "Shared nodes first ...")
-  const OperatorScatter scatter = all_fused_ ? OperatorScatter::StoreExclusive : OperatorScatter::Add;
-  if (all_fused_ && exclusive_from_ < nodes_) {
+  const OperatorScatter scatter = store_exclusive_ ? OperatorScatter::StoreExclusive : OperatorScatter::Add;
+  if (store_exclusive_ && exclusive_from_ < nodes_) {
     const index_t shared = exclusive_from_, nodes = nodes_;
     double* yp = y.data();
     if (comps_ == 1) forall("fem/fill_shared", exec_, shared, TESSERA_LAMBDA(index_t i) { yp[i] = 0.0; });

@@ -109,20 +109,27 @@ TESSERA_INTERP_UNROLL
   }
 }
 
-/// The operator's result s for local node i of element e, component c: scatter-added into the
-/// global vector, or stored into the E-vector (ne, comps, nd) when the kernel runs element by
-/// element (a.idx == nullptr).
 /// s into global node g, component c: stored where the node belongs to this element alone
-/// (g >= a.owned_from), else added atomically.
+/// (g >= a.owned_from; OperatorScatter::StoreExclusive), else added atomically.
 TESSERA_HOST_DEVICE inline void scatter_result(const Args& a, int c, int g, double s) {
   double* p = &a.y_out[c * a.nn + g];
   if (g >= a.owned_from) *p = s;
   else atomic_add(p, s, a.concurrent);
 }
 
+/// The operator's result s for local node i of element e, component c: scatter-added into the
+/// global vector (scatter_result; Exclusive = false: always added, without the test, for the
+/// one-thread-per-element kernels, which serve p <= 2 where the numbering keeps no nodes of one
+/// element last), or stored into the E-vector (ne, comps, nd) when the kernel runs element by
+/// element (a.idx == nullptr).
+template <bool Exclusive = true>
 TESSERA_HOST_DEVICE inline void store_result(const Args& a, const int* idxs, index_t e, int c, int i, double s) {
-  if (a.idx) scatter_result(a, c, idxs[i], s);
-  else a.y_out[(e * a.comps + c) * a.nd + i] = s;
+  if (a.idx) {
+    if constexpr (Exclusive) scatter_result(a, c, idxs[i], s);
+    else atomic_add(&a.y_out[c * a.nn + idxs[i]], s, a.concurrent);
+  } else {
+    a.y_out[(e * a.comps + c) * a.nd + i] = s;
+  }
 }
 
 /// The stored point data of element e (nf numbers per point, a.nq points; an element's block
@@ -1043,7 +1050,7 @@ TESSERA_INTERP_UNROLL
         }
     }
 TESSERA_INTERP_UNROLL
-    for (int n = 0; n < ND; ++n) store_result(a, idx, e, c, n, r[n]);
+    for (int n = 0; n < ND; ++n) store_result<false>(a, idx, e, c, n, r[n]);
   }
 }
 
@@ -1110,7 +1117,7 @@ TESSERA_INTERP_UNROLL
 TESSERA_INTERP_UNROLL
       for (int n = 0; n < ND; ++n)
         if (d.ev) d.ev[c * ND + n] = r[n];  // component c's values are in u: its row is free
-        else store_result(a, d.idx, e, c, n, r[n]);
+        else store_result<false>(a, d.idx, e, c, n, r[n]);
     }
   }
   thread_element_store<ND>(ctx, a, d);

@@ -407,9 +407,10 @@ TEST_P(OperatorTest, SharedFirstNumberingStoresTheNodesOfOneElement) {
   // store those nodes' results instead of adding them and H1Operator::apply zero fills only the
   // shared nodes: y is poisoned with NaN first, so a node that no kernel stores stays NaN, and
   // a node stored twice (or stored where it should be added) differs from the assembled matrix.
-  // Every hexahedron kernel family: one thread per element (p = 1, 2), the line kernels, the
-  // point-column kernel (Gauss diffusion at p = 2), the half-warp kernel for several components
-  // with the points at the nodes (p = 3, 4), and quadrilaterals.
+  // Every hexahedron kernel family: the line kernels, the point-column kernel (Gauss diffusion
+  // at p = 2), the half-warp kernel for several components with the points at the nodes
+  // (p = 3, 4), quadrilaterals, and one thread per element (p = 1, 2), which adds every entry:
+  // H1Operator then fills every node.
   for (const char* spec : {"box:hex:4x3x2", "box:quad:6x5:perturb=0.2"}) {
     const Mesh mesh = distorted_mesh(spec);
     for (int p : {1, 2, 3, 4})
@@ -428,6 +429,26 @@ TEST_P(OperatorTest, SharedFirstNumberingStoresTheNodesOfOneElement) {
             expect_matches_assembled(space, kind, exec(), opt);
           }
   }
+}
+
+TEST_P(OperatorTest, StoreExclusiveIsRefusedByTheKernelsThatAdd) {
+  // The one-thread-per-element kernels (hexahedra at p = 1, and mass at p = 2 in the global
+  // apply) add every entry, so a caller that skipped the fill of the nodes of one element
+  // would read garbage: apply_operator refuses StoreExclusive there, and accepts it where the
+  // kernel stores (p = 3, the line kernels).
+  const Mesh mesh = generate_mesh("box:hex:2x2x2");
+  const auto rule = [](int p) { return quadrature(Geometry::Hexahedron, 2 * p + 3); };
+  const H1Space s1(mesh, 1, 1, NodeOrdering::SharedFirst), s3(mesh, 3, 1, NodeOrdering::SharedFirst);
+  const Interpolator i1(s1, Geometry::Hexahedron, rule(1), exec()), i3(s3, Geometry::Hexahedron, rule(3), exec());
+  EXPECT_FALSE(i1.operator_stores_exclusive(false));
+  EXPECT_TRUE(i3.operator_stores_exclusive(false));
+  const GeometricFactors g1 = geometric_factors(mesh, Geometry::Hexahedron, rule(1), exec(), GeometricFactorFlags::WDetJ);
+  Array<double, 1> x("x", {s1.num_dofs()}, exec().space()), y("y", {s1.num_dofs()}, exec().space());
+  x.fill(1.0);
+  y.fill(0.0);
+  EXPECT_ERROR_MENTIONS(i1.apply_operator(false, g1.wdetJ.data(), x.cview(), y.view(), 0, OperatorScatter::StoreExclusive),
+                        "StoreExclusive", "OperatorScatter::Add");
+  EXPECT_NO_THROW(i1.apply_operator(false, g1.wdetJ.data(), x.cview(), y.view(), 0, OperatorScatter::Add));
 }
 
 TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {

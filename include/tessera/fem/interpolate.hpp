@@ -227,8 +227,13 @@ class Interpolator {
   /// only. epb <= 0: about 256 threads per block, reduced to fit shared memory. With
   /// OperatorScatter::StoreExclusive the entries of the nodes from H1Space::exclusive_from() on
   /// (each used by one element) are overwritten with (A x) instead: y need not be zero there.
+  /// StoreExclusive needs operator_stores_exclusive(diffusion) (throws otherwise).
   void apply_operator(bool diffusion, const double* qdata, View<const double, 1> x, View<double, 1> y,
                       int epb = 0, OperatorScatter scatter = OperatorScatter::Add) const;
+  /// Whether the fused global apply's kernel can store the nodes of one element
+  /// (OperatorScatter::StoreExclusive): every fused kernel but the one-thread-per-element ones
+  /// (hexahedra at p <= 2), which always add.
+  bool operator_stores_exclusive(bool diffusion) const;
   /// Builds what an on-the-fly fused operator reads (the vertex coordinates, the rule's
   /// weights) and checks the elements (throws naming an inverted one); apply_operator does
   /// it at its first on-the-fly call. Nothing for stored data.

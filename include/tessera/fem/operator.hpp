@@ -124,7 +124,7 @@ class H1Operator {
   index_t n_ = 0;
   index_t nodes_ = 0, exclusive_from_ = 0;  // the space's num_nodes() and exclusive_from()
   int comps_ = 1;
-  bool all_fused_ = false;  // every part runs a fused kernel (apply then skips the exclusive nodes' fill)
+  bool store_exclusive_ = false;  // apply stores the nodes of one element and skips their fill (see the constructor)
   std::vector<Part> parts_;
 };
 
