@@ -422,32 +422,33 @@ H1Space::H1Space(const Mesh& mesh, int order, int components, NodeOrdering order
     fail("fem::H1Space: internal error: numbered ", n, " nodes, counted ", total, " (please report this mesh)");
   num_nodes_ = n;
   if (ordering_ == NodeOrdering::Interleaved) interleave();
-  if (ordering_ == NodeOrdering::SharedFirst) shared_first();
+  // how many elements use each node, 2 standing for several
+  std::vector<unsigned char> uses(static_cast<std::size_t>(n), 0);
+  for (index_t id : nodes_) uses[std::size_t(id)] = static_cast<unsigned char>(std::min(2, uses[std::size_t(id)] + 1));
+  if (ordering_ == NodeOrdering::SharedFirst) shared_first(uses);
   // where the trailing run of nodes used by one element starts (all of them with SharedFirst)
-  std::vector<unsigned char> many(static_cast<std::size_t>(n), 0), seen(static_cast<std::size_t>(n), 0);
-  for (index_t id : nodes_) {
-    many[std::size_t(id)] |= seen[std::size_t(id)];
-    seen[std::size_t(id)] = 1;
-  }
   exclusive_from_ = n;
-  while (exclusive_from_ > 0 && !many[std::size_t(exclusive_from_ - 1)]) --exclusive_from_;
+  while (exclusive_from_ > 0 && uses[std::size_t(exclusive_from_ - 1)] == 1) --exclusive_from_;
 }
 
-void H1Space::shared_first() {
-  // A stable partition of the first-touch ids: the nodes of several elements, then those of one.
-  // An entity's nodes are used by the same elements, so each entity's block stays whole.
-  const index_t nn = num_nodes_;
-  std::vector<unsigned char> uses(static_cast<std::size_t>(nn), 0);
-  for (index_t id : nodes_) uses[std::size_t(id)] = static_cast<unsigned char>(std::min(2, uses[std::size_t(id)] + 1));
-  index_t shared = 0;
-  for (unsigned char u : uses) shared += u > 1;
-  std::vector<index_t> fresh(static_cast<std::size_t>(nn));
-  index_t a = 0, b = shared;
-  for (index_t i = 0; i < nn; ++i) fresh[std::size_t(i)] = uses[std::size_t(i)] > 1 ? a++ : b++;
+void H1Space::renumber(const std::vector<index_t>& fresh) {
   for (index_t& id : nodes_) id = fresh[std::size_t(id)];
   for (auto* ids : {&vertex_node_, &edge_node_, &face_node_})
     for (index_t& id : *ids)
       if (id >= 0) id = fresh[std::size_t(id)];
+}
+
+void H1Space::shared_first(std::vector<unsigned char>& uses) {
+  // A stable partition of the first-touch ids: the nodes of several elements, then those of one.
+  // An entity's nodes are used by the same elements, so each entity's block stays whole.
+  const index_t nn = num_nodes_;
+  const index_t shared = std::count(uses.begin(), uses.end(), static_cast<unsigned char>(2));
+  std::vector<index_t> fresh(static_cast<std::size_t>(nn));
+  index_t a = 0, b = shared;
+  for (index_t i = 0; i < nn; ++i) fresh[std::size_t(i)] = uses[std::size_t(i)] > 1 ? a++ : b++;
+  renumber(fresh);
+  std::fill(uses.begin(), uses.begin() + shared, static_cast<unsigned char>(2));
+  std::fill(uses.begin() + shared, uses.end(), static_cast<unsigned char>(1));
 }
 
 void H1Space::interleave() {
@@ -492,10 +493,7 @@ void H1Space::interleave() {
     }
   if (n != nn)
     fail("fem::H1Space: internal error: interleaved ", n, " of ", nn, " nodes (please report this mesh)");
-  for (index_t& id : nodes_) id = fresh[std::size_t(id)];
-  for (auto* ids : {&vertex_node_, &edge_node_, &face_node_})
-    for (index_t& id : *ids)
-      if (id >= 0) id = fresh[std::size_t(id)];
+  renumber(fresh);
 }
 
 void H1Space::entity_nodes(Geometry g, std::span<const index_t> v, std::vector<index_t>& out) const {

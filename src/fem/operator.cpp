@@ -87,7 +87,6 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
     : kind_(kind), exec_(exec), opt_(options), mesh_(&space.mesh()), n_(space.num_dofs()) {
   const Mesh& mesh = space.mesh();
   const int p = space.order();
-  nodes_ = space.num_nodes();
   exclusive_from_ = space.exclusive_from();
   comps_ = space.components();
   const bool gll = opt_.quadrature == QuadratureType::GaussLobatto;
@@ -155,14 +154,13 @@ void H1Operator::apply(View<const double, 1> x, View<double, 1> y) const {
   // is filled and added: H100, 8M DOFs, same run, p = 4..10, stored BP1-BP6 1.02-1.13x, on the
   // fly 1.01-1.10x (docs/benchmarks/operators.md, section "Shared nodes first ...")
   const OperatorScatter scatter = store_exclusive_ ? OperatorScatter::StoreExclusive : OperatorScatter::Add;
-  if (store_exclusive_ && exclusive_from_ < nodes_) {
-    const index_t shared = exclusive_from_, nodes = nodes_;
+  if (store_exclusive_) {
+    const index_t nodes = n_ / comps_;  // each component's nodes 0 .. exclusive_from_ - 1
+    const int comps = comps_;
     double* yp = y.data();
-    if (comps_ == 1) forall("fem/fill_shared", exec_, shared, TESSERA_LAMBDA(index_t i) { yp[i] = 0.0; });
-    else
-      forall("fem/fill_shared", exec_, shared * comps_, TESSERA_LAMBDA(index_t i) {
-        yp[(i / shared) * nodes + i % shared] = 0.0;
-      });
+    forall("fem/fill_shared", exec_, exclusive_from_, TESSERA_LAMBDA(index_t i) {
+      for (int c = 0; c < comps; ++c) yp[c * nodes + i] = 0.0;
+    });
   } else {
     od::fill(exec_, y, 0.0);
   }

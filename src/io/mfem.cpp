@@ -5,7 +5,6 @@
 #include <array>
 #include <charconv>
 #include <climits>
-#include <cmath>
 #include <cstdint>
 #include <utility>
 
@@ -324,21 +323,14 @@ fem::Mesh MfemFile::read_inline(std::vector<std::string>* warnings) {
         r.fail_line(line_at[0], "an inline mesh of type '", type, "' needs '", keys[k], " = ...' (",
                     k == kn ? "the number of cells" : "the length of the box", " along ", "xyz"[c],
                     "), which the file does not give");
-    const std::string_view vn = value[kn], vs = value[ks];
-    long long cells = 0;
-    const auto [pn, en] = std::from_chars(vn.data() + (vn.front() == '+'), vn.data() + vn.size(), cells);
-    if (en == std::errc::result_out_of_range || (en == std::errc() && pn == vn.data() + vn.size() && cells > INT_MAX))
-      r.fail_line(line_at[kn], "'", keys[kn], " = ", printable(vn), "' is out of range (at most ", INT_MAX, " cells)");
-    if (en != std::errc() || pn != vn.data() + vn.size())
-      r.fail_line(line_at[kn], "'", keys[kn], " = ", printable(vn), "': expected a whole number of cells");
-    if (cells < 1) r.fail_line(line_at[kn], "'", keys[kn], " = ", cells, "': the number of cells must be at least 1");
-    n[std::size_t(c)] = int(cells);
-    double length = 0;
-    const auto [ps, es] = std::from_chars(vs.data() + (vs.front() == '+'), vs.data() + vs.size(), length);
-    if (es != std::errc() || ps != vs.data() + vs.size() || !std::isfinite(length))
-      r.fail_line(line_at[ks], "'", keys[ks], " = ", printable(vs), "': expected a finite number (the box length)");
+    const std::string cells_what = "'" + std::string(keys[kn]) + "', the number of cells along " + "xyz"[c] +
+                                   " (a whole number, at least 1)";
+    n[std::size_t(c)] = int(r.integer_at(value[kn], line_at[kn], cells_what.c_str(), 1, INT_MAX));
+    const std::string length_what = "'" + std::string(keys[ks]) + "', the box length along " + "xyz"[c] +
+                                    " (a positive finite number)";
+    const double length = r.real_at(value[ks], line_at[ks], length_what.c_str());
     if (!(length > 0))
-      r.fail_line(line_at[ks], "'", keys[ks], " = ", printable(vs), "': the box length must be positive");
+      r.fail_line(line_at[ks], "'", keys[ks], " = ", printable(value[ks]), "': the box length must be positive");
     box.size[std::size_t(c)] = length;
   }
   fem::Mesh mesh;

@@ -74,28 +74,37 @@ std::string_view TextReader::rest_of_line() {
 
 long long TextReader::integer(const char* what, long long lo, long long hi) {
   const std::string_view t = token(what);
+  return integer_at(t, tok_, what, lo, hi);
+}
+
+long long TextReader::integer_at(std::string_view t, std::size_t at, const char* what, long long lo,
+                                 long long hi) const {
   long long v = 0;
   const char* first = t.data();
   if (!t.empty() && t.front() == '+') ++first;
   const auto [ptr, ec] = std::from_chars(first, t.data() + t.size(), v);
   if (ec == std::errc::result_out_of_range)
-    fail_token(what, " '", printable(t), "' is out of range (allowed: ", lo, " to ", hi, ")");
+    fail_line(at, what, " '", printable(t), "' is out of range (allowed: ", lo, " to ", hi, ")");
   if (ec != std::errc() || ptr != t.data() + t.size())
-    fail_token("expected ", what, " (an integer), found '", printable(t), "'");
-  if (v < lo || v > hi) fail_token(what, " ", v, " is out of range (allowed: ", lo, " to ", hi, ")");
+    fail_line(at, "expected ", what, " (an integer), found '", printable(t), "'");
+  if (v < lo || v > hi) fail_line(at, what, " ", v, " is out of range (allowed: ", lo, " to ", hi, ")");
   return v;
 }
 
 double TextReader::real(const char* what) {
   const std::string_view t = token(what);
+  return real_at(t, tok_, what);
+}
+
+double TextReader::real_at(std::string_view t, std::size_t at, const char* what) const {
   double v = 0;
   const char* first = t.data();
   if (!t.empty() && t.front() == '+') ++first;
   const auto [ptr, ec] = std::from_chars(first, t.data() + t.size(), v);
-  if (ec == std::errc::result_out_of_range) fail_token(what, " '", printable(t), "' is out of the range of a double");
+  if (ec == std::errc::result_out_of_range) fail_line(at, what, " '", printable(t), "' is out of the range of a double");
   if (ec != std::errc() || ptr != t.data() + t.size())
-    fail_token("expected ", what, " (a number), found '", printable(t), "'");
-  if (!std::isfinite(v)) fail_token(what, " is '", printable(t), "', not a finite number");
+    fail_line(at, "expected ", what, " (a number), found '", printable(t), "'");
+  if (!std::isfinite(v)) fail_line(at, what, " is '", printable(t), "', not a finite number");
   return v;
 }
 

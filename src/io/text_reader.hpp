@@ -69,6 +69,10 @@ class TextReader {
   long long integer(const char* what, long long lo, long long hi);
   /// Next token as a finite real; fails naming `what` otherwise (NaN and inf included).
   double real(const char* what);
+  /// integer() and real() of a given text `t` that starts at byte `at` of the file (a value
+  /// taken from a line), failing at that line.
+  long long integer_at(std::string_view t, std::size_t at, const char* what, long long lo, long long hi) const;
+  double real_at(std::string_view t, std::size_t at, const char* what) const;
   /// Checks that `count` items of at least `min_bytes` bytes each fit into the rest of the
   /// file; fails (before anything is allocated) naming `what` otherwise.
   void check_count(long long count, std::size_t min_bytes, const char* what) const;

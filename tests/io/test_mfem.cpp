@@ -446,23 +446,21 @@ TEST(MfemInline, Malformed) {
                         "m.mesh", "line 2", "'nz = ...'");
   EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 2\nny = 2\nsy = 1\n", "m.mesh"), "m.mesh", "line 2",
                         "'sx = ...'");
-  // Counts and lengths.
-  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 0\nny = 2\nsx = 1\nsy = 1\n", "c.mesh"), "c.mesh",
-                        "line 3", "at least 1");
-  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 2\nny = -3\nsx = 1\nsy = 1\n", "c.mesh"), "c.mesh",
-                        "line 4", "at least 1");
-  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 2.5\nny = 2\nsx = 1\nsy = 1\n", "c.mesh"), "c.mesh",
-                        "line 3", "whole number");
-  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 99999999999\nny = 2\nsx = 1\nsy = 1\n", "c.mesh"),
-                        "c.mesh", "line 3", "out of range");
-  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 2\nny = 2\nsx = 0\nsy = 1\n", "l.mesh"), "l.mesh",
-                        "line 5", "positive");
-  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 2\nny = 2\nsx = 1\nsy = -1\n", "l.mesh"), "l.mesh",
-                        "line 6", "positive");
-  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 2\nny = 2\nsx = nan\nsy = 1\n", "l.mesh"), "l.mesh",
-                        "line 5", "finite number");
-  EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnx = 2\nny = 2\nsx = 1 m\nsy = 1\n", "l.mesh"), "l.mesh",
-                        "line 5", "finite number");
+  // Counts and lengths: a quad box "nx ny sx sy" (lines 3 to 6), the line of the bad value
+  // and what the message says.
+  struct Bad {
+    const char *nx, *ny, *sx, *sy;
+    int line;
+    const char* says;
+  };
+  for (const Bad& c : {Bad{"0", "2", "1", "1", 3, "at least 1"}, Bad{"2", "-3", "1", "1", 4, "at least 1"},
+                       Bad{"2.5", "2", "1", "1", 3, "whole number"}, Bad{"99999999999", "2", "1", "1", 3, "out of range"},
+                       Bad{"2", "2", "0", "1", 5, "positive"}, Bad{"2", "2", "1", "-1", 6, "positive"},
+                       Bad{"2", "2", "nan", "1", 5, "finite number"}, Bad{"2", "2", "1 m", "1", 5, "finite number"}}) {
+    const std::string file = h + "type = quad\nnx = " + c.nx + "\nny = " + c.ny + "\nsx = " + c.sx + "\nsy = " + c.sy + "\n";
+    const std::string line = "line " + std::to_string(c.line);
+    EXPECT_ERROR_MENTIONS(read_mfem_bytes(file, "c.mesh"), "c.mesh", line.c_str(), c.says);
+  }
   // Lines.
   EXPECT_ERROR_MENTIONS(read_mfem_bytes(h + "type = quad\nnw = 2\n" + quad, "k.mesh"), "k.mesh", "line 3",
                         "unknown key 'nw'");

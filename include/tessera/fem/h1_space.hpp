@@ -129,7 +129,10 @@ class H1Space {
   index_t face_id(const Key& sorted) const;
   void entity_nodes(Geometry g, std::span<const index_t> v, std::vector<index_t>& out) const;
   void interleave();  // NodeOrdering::Interleaved, from the first-touch numbering
-  void shared_first();  // NodeOrdering::SharedFirst, from the first-touch numbering
+  // NodeOrdering::SharedFirst from the first-touch numbering and its use counts (1: one
+  // element, 2: several), which follow the new ids
+  void shared_first(std::vector<unsigned char>& uses);
+  void renumber(const std::vector<index_t>& fresh);  // node ids (element lists, entity blocks) old -> fresh[old]
 
   const Mesh* mesh_;
   int order_, components_;

@@ -122,7 +122,7 @@ class H1Operator {
   const Mesh* mesh_ = nullptr;
   int degree_ = 0;
   index_t n_ = 0;
-  index_t nodes_ = 0, exclusive_from_ = 0;  // the space's num_nodes() and exclusive_from()
+  index_t exclusive_from_ = 0;  // the space's exclusive_from()
   int comps_ = 1;
   bool store_exclusive_ = false;  // apply stores the nodes of one element and skips their fill (see the constructor)
   std::vector<Part> parts_;
