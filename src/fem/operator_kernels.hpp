@@ -1125,6 +1125,12 @@ TESSERA_INTERP_UNROLL
 
 /// The lanes of an element in hex_column_nodal: half a warp up to 16 columns (N <= 4), else a warp.
 TESSERA_HOST_DEVICE constexpr int column_lanes(int n) { return n * n <= 16 ? 16 : 32; }
+/// Whether hex_column_nodal with n nodes per direction stores the nodes of one element
+/// (scatter_result) or adds every entry. It stores at n = 5 (p = 4, where NodeOrdering::Auto
+/// numbers shared nodes first). At n = 4 (p = 3, first-touch numbering, no node ever stored) it
+/// adds without the test: with it BP6 at p = 3 ran 0.97x stored and 0.98x on the fly (H100,
+/// two rounds against cf34732; docs/benchmarks/operators.md).
+TESSERA_HOST_DEVICE constexpr bool column_stores(int n) { return n >= 5; }
 
 /// Diffusion with the points at the nodes (Gauss-Lobatto, q = p + 1) with N nodes per direction
 /// (4, 5: p = 3, 4) on the GPU: one element per column_lanes(N) threads (half a warp at N = 4,
@@ -1231,8 +1237,9 @@ TESSERA_INTERP_UNROLL
       if (valid && column)
 TESSERA_INTERP_UNROLL
         for (int z = 0; z < N; ++z) {
-          if (a.idx) scatter_result(a, c, id[z], r[z]);
-          else a.y_out[(e * a.comps + c) * ND + z * S + lane] = r[z];
+          if (!a.idx) a.y_out[(e * a.comps + c) * ND + z * S + lane] = r[z];
+          else if constexpr (column_stores(N)) scatter_result(a, c, id[z], r[z]);
+          else atomic_add(&a.y_out[c * a.nn + id[z]], r[z], a.concurrent);
         }
     }
   }
@@ -1287,7 +1294,7 @@ TESSERA_INTERP_UNROLL
 /// result at the nodes (Nodal), or transposed back by x, y and z lines and scattered.
 template <bool OnTheFly, int MaxN, bool Nodal>
 TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, const LineTables<MaxN>& t) {
-  const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, n2 = n1 * n1;
+  const int n1 = a.nd1, m1 = a.nq1, nd = a.nd;
   const int R = line_row(m1), Rn = line_row(n1), np = m1 * m1 * R;
   constexpr int U = Nodal ? MaxN + 1 : 0;  // the gathered values' rows (Nodal: x lines read them)
   auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);

@@ -433,15 +433,21 @@ TEST_P(OperatorTest, SharedFirstNumberingStoresTheNodesOfOneElement) {
 
 TEST_P(OperatorTest, StoreExclusiveIsRefusedByTheKernelsThatAdd) {
   // The one-thread-per-element kernels (hexahedra at p = 1, and mass at p = 2 in the global
-  // apply) add every entry, so a caller that skipped the fill of the nodes of one element
-  // would read garbage: apply_operator refuses StoreExclusive there, and accepts it where the
-  // kernel stores (p = 3, the line kernels).
+  // apply) and the column kernel of Gauss-Lobatto diffusion with several components at p = 3
+  // add every entry, so a caller that skipped the fill of the nodes of one element would read
+  // garbage: apply_operator refuses StoreExclusive there, and accepts it where the kernel stores
+  // (p = 3 scalar and p = 4 with 3 components, Gauss-Lobatto: the point-column and column kernels).
   const Mesh mesh = generate_mesh("box:hex:2x2x2");
   const auto rule = [](int p) { return quadrature(Geometry::Hexahedron, 2 * p + 3); };
+  const auto lobatto = [](int p) { return quadrature(Geometry::Hexahedron, 2 * p - 1, QuadratureType::GaussLobatto); };
   const H1Space s1(mesh, 1, 1, NodeOrdering::SharedFirst), s3(mesh, 3, 1, NodeOrdering::SharedFirst);
+  const H1Space v3(mesh, 3, 3, NodeOrdering::SharedFirst), v4(mesh, 4, 3, NodeOrdering::SharedFirst);
   const Interpolator i1(s1, Geometry::Hexahedron, rule(1), exec()), i3(s3, Geometry::Hexahedron, rule(3), exec());
   EXPECT_FALSE(i1.operator_stores_exclusive(false));
   EXPECT_TRUE(i3.operator_stores_exclusive(false));
+  EXPECT_TRUE(Interpolator(s3, Geometry::Hexahedron, lobatto(3), exec()).operator_stores_exclusive(true));
+  EXPECT_FALSE(Interpolator(v3, Geometry::Hexahedron, lobatto(3), exec()).operator_stores_exclusive(true));
+  EXPECT_TRUE(Interpolator(v4, Geometry::Hexahedron, lobatto(4), exec()).operator_stores_exclusive(true));
   const GeometricFactors g1 = geometric_factors(mesh, Geometry::Hexahedron, rule(1), exec(), GeometricFactorFlags::WDetJ);
   Array<double, 1> x("x", {s1.num_dofs()}, exec().space()), y("y", {s1.num_dofs()}, exec().space());
   x.fill(1.0);
@@ -641,7 +647,9 @@ TEST_P(OperatorTest, GaussLobattoDiffusionAtOrdersFourAndFiveWalksOneElementPerI
       EXPECT_EQ(src, "heuristic");
       const bool columns = gpu && p == 4 && comps > 1;
       EXPECT_EQ(k, columns ? 2 : gpu ? 1 : chunk);
-      if (gpu && !columns) EXPECT_EQ(A.elements_per_block(false, &src), 2);
+      if (gpu && !columns) {
+        EXPECT_EQ(A.elements_per_block(false, &src), 2);
+      }
       opt.elements_per_item = k == 1 ? chunk : 1;
       const H1Operator B(space, OperatorKind::Diffusion, exec(), opt);
       expect_same_applies(space, exec(), {&A, &B}, 21);

@@ -231,8 +231,9 @@ class Interpolator {
   void apply_operator(bool diffusion, const double* qdata, View<const double, 1> x, View<double, 1> y,
                       int epb = 0, OperatorScatter scatter = OperatorScatter::Add) const;
   /// Whether the fused global apply's kernel can store the nodes of one element
-  /// (OperatorScatter::StoreExclusive): every fused kernel but the one-thread-per-element ones
-  /// (hexahedra at p <= 2), which always add.
+  /// (OperatorScatter::StoreExclusive): every fused kernel but those that always add, the
+  /// one-thread-per-element ones (hexahedra at p <= 2) and the column kernel of Gauss-Lobatto
+  /// diffusion with several components at p = 3.
   bool operator_stores_exclusive(bool diffusion) const;
   /// Builds what an on-the-fly fused operator reads (the vertex coordinates, the rule's
   /// weights) and checks the elements (throws naming an inverted one); apply_operator does
