@@ -396,6 +396,9 @@ int main(int argc, char** argv) {
   auto* bbp = bench->add_subcommand(
       "bp", "CEED BP1-BP6: operator apply and CG iteration, GDOF/s vs roofline, stored and on-the-fly geometry");
   add_bp_options(bbp, bp_opt, "bp");
+  bbp->add_flag("--composed", bp_opt.composed,
+                "Compose the interpolation kernels (values or gradients at the points, the point-wise product, the "
+                "transpose: three launches) instead of the fused kernel, for comparisons");
   bbp->add_option("--cg-iters", bp_opt.cg_iters, "Jacobi-CG iterations timed per case (0: no CG)")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();

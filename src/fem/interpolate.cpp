@@ -523,8 +523,6 @@ void Interpolator::run(int epb, bool transpose, Eval what, const double* u, cons
 
 void Interpolator::apply_operator(bool diffusion, const double* qdata, View<const double, 1> x, View<double, 1> y,
                                   int epb, OperatorScatter scatter) const {
-  TESSERA_REQUIRE(tensor_, "fem::Interpolator::apply_operator: fused operators exist for quadrilaterals and "
-                           "hexahedra; this interpolator is on ", name(geom_));
   check_vector(exec_, "apply_operator", "input vector", x.data(), x.size(), index_t(comps_) * nn_);
   check_vector(exec_, "apply_operator", "output vector", y.data(), y.size(), index_t(comps_) * nn_);
   TESSERA_REQUIRE(scatter == OperatorScatter::Add || operator_stores_exclusive(diffusion),
@@ -542,8 +540,6 @@ bool Interpolator::operator_stores_exclusive(bool diffusion) const {
 
 void Interpolator::apply_operator_element(bool diffusion, const double* qdata, View<const double, 3> xe,
                                           View<double, 3> ye, int epb) const {
-  TESSERA_REQUIRE(tensor_, "fem::Interpolator::apply_operator_element: fused operators exist for quadrilaterals "
-                           "and hexahedra; this interpolator is on ", name(geom_));
   const auto check = [&](const char* what, index_t e0, index_t e1, index_t e2, const void* data, index_t size) {
     if (e0 != ne_ || e1 != comps_ || e2 != nd_)
       fail("fem::Interpolator::apply_operator_element (", name(geom_), "): the ", what, " E-vector has extents (",
@@ -571,6 +567,11 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
     a.wq = wq_.data();
   }
   a.concurrent = exec_.backend != Backend::Serial;
+  if (!tensor_) {
+    a.Bq = Bq_.data();
+    a.Gq = Gq_.data();
+    a.tables_shared = simplex_operator_tables_shared(diffusion);
+  }
   if (!element && scatter == OperatorScatter::StoreExclusive) a.owned_from = static_cast<int>(exclusive_from_);
   // The hexahedron diffusion line kernel with Gauss points prefetches each element's stored
   // data into L2 a step ahead where an element's block is at least kPrefetchBytes: on the H100
@@ -581,6 +582,7 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
                      exec_.on_device() && sizeof(double) * 6 * std::size_t(nq_) >= kPrefetchBytes;
   a.merged_lines = operator_merged_lines();
   a.chunk = operator_elements_per_item(diffusion, a.on_the_fly, element);
+  if (!tensor_) a.chunk = std::min(a.chunk, ia::kSimplexMaxChunk);
   if (epb <= 0) epb = operator_elements_per_block(diffusion, a.on_the_fly, element);
   TESSERA_REQUIRE(epb >= 1, "fem::Interpolator::apply_operator: elements per block must be >= 1, got ", epb);
   std::size_t item = 0, common = 0;
@@ -600,7 +602,32 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
   ia::launch_operator(diffusion ? "fem/operator_diffusion" : "fem/operator_mass", exec_, t, geom_, diffusion, a);
 }
 
+bool Interpolator::simplex_operator_tables_shared(bool diffusion) const {
+  switch (opt_.simplex_tables) {
+    case TableMemory::Shared: return true;
+    case TableMemory::Global: return false;
+    case TableMemory::Auto: break;
+  }
+  // on the CPU the tables are read in place (a copy per block would only add work)
+  const std::size_t bytes = sizeof(double) * (diffusion ? dim_ : 1) * nd_ * ia::simplex_table_row(nq_);
+  return exec_.on_device() && bytes <= kSharedTableBytes;
+}
+
+bool Interpolator::operator_fits(bool diffusion, bool on_the_fly) const {
+  if (!exec_.on_device() || tensor_) return true;  // the hexahedron kernels that may not fit spill (items_may_spill)
+  return operator_shared_bytes(diffusion, on_the_fly, 1, false) <= current_device().shared_per_block_optin &&
+         operator_shared_bytes(diffusion, on_the_fly, 1, true) <= current_device().shared_per_block_optin;
+}
+
 int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
+  if (!tensor_) {
+    // Simplices: kSimplexMaxChunk elements per item, so that each table entry read serves 4
+    // elements; on the GPU only where their point data (the larger part of an item's buffers)
+    // takes at most 32 KB, else 1. Not tuned.
+    if (!exec_.on_device()) return ia::kSimplexMaxChunk;
+    const std::size_t per_element = sizeof(double) * comps_ * (nd_ + (diffusion ? dim_ : 1) * nq_);
+    return ia::kSimplexMaxChunk * per_element <= 32 * 1024 ? ia::kSimplexMaxChunk : 1;
+  }
   if (exec_.on_device() && geom_ == Geometry::Hexahedron) {
     // Stored diffusion with at most 64 nodes (p <= 3): 2 elements per item, not 8. On the H100
     // (8M DOFs, same run) BP3 p = 2, 3 ran 1.14x faster, BP5 p = 3 1.11x, BP4 and BP6 p = 2, 3
@@ -724,6 +751,29 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
     *item = 0;  // hex_column_nodal: registers and shuffles only
     *common = 0;
     return Dim3{ia::column_lanes(nd1_), 1, 1};
+  }
+  if (!tensor_) {  // simplex_operator's carving: tables; maps, values, point data, vertices, D / det J
+    const int k = operator_elements_per_item(diffusion, on_the_fly, element) <= 1 ? 1 : ia::kSimplexMaxChunk;
+    const int ng = diffusion ? dim_ : 1, nf = dim_ * (dim_ + 1) / 2;
+    *common = SharedLayout()
+                  .add<double>(simplex_operator_tables_shared(diffusion) ? ng * nd_ * ia::simplex_table_row(nq_) : 0)
+                  .bytes();
+    *item = SharedLayout()
+                .add<int>(element ? 0 : k * nd_)
+                .add<double>(k * comps_ * nd_)
+                .add<double>(k * comps_ * ng * nq_)
+                .add<double>(on_the_fly ? k * nv_ * sdim_ : 0)
+                .add<double>(on_the_fly ? k * nf : 0)
+                .bytes();
+    // Up to 128 threads per item (whole warps past 32 nodes or points): an item's buffers hold
+    // its elements' point data, up to 31 KB from p = 6 on tetrahedra, so one warp per item left
+    // the GPU 7-8 warps per SM there, and it ran 0.47-0.62x of the composition (tetrahedra BP1
+    // p = 6..8, BP3 p = 5, 8). H100, 2M DOFs (4M on triangles), against one warp per item: BP1
+    // and BP3 on tetrahedra from p = 5 1.25-4.0x (BP3 on the fly at p = 6 0.92x), but 0.78-0.93x
+    // on tetrahedra at p = 3, 4 and on triangles at p = 6, 8 (BP3 at p = 8 1.21-1.25x); every
+    // case 1.16-4.6x of the composition (docs/benchmarks/operators.md)
+    const int m = std::max(nd_, nq_);
+    return Dim3{m <= 32 ? m : std::min((m + 31) / 32 * 32, 128), 1, 1};
   }
   const int n1 = nd1_, m1 = nq1_, D = diffusion, k = operator_elements_per_item(diffusion, on_the_fly, element);
   const int nx = on_the_fly ? k * nv_ * sdim_ : 0;

@@ -45,6 +45,8 @@ struct Args {
   const int* idx = nullptr;     // (ne, nd); fused operators: nullptr for E-vector input and output
   const double* Bt = nullptr;   // tensor (nd1, nq1); simplex forward (nd, nq), transpose (nq, nd)
   const double* Gt = nullptr;   // tensor (nd1, nq1); simplex forward (dim, nd, nq), transpose (dim, nq, nd)
+  const double* Bq = nullptr;   // simplex fused operators: the transposed tables (nq, nd) and (dim, nq, nd),
+  const double* Gq = nullptr;   // read by the transposed sums when the tables stay in device memory
   const double* x1d = nullptr;  // tensor: 1-D points (nq1)
   const double* Dq = nullptr;   // tensor: (nq1, nq1) D(a, r) = l_r'(x_a), Lagrange derivatives on the 1-D points
   bool nodal_points = false;    // tensor: the 1-D points are the nodes (B = I; Gauss-Lobatto with q = p + 1)

@@ -111,11 +111,12 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
                   "fem::H1Operator: elements per item and per block must be >= 0 (0: automatic), got ",
                   opt_.elements_per_item, " and ", opt_.elements_per_block);
   io.elements_per_item = opt_.elements_per_item;
+  io.simplex_tables = opt_.simplex_tables;
   for (Geometry g : {Geometry::Triangle, Geometry::Quadrilateral, Geometry::Tetrahedron, Geometry::Hexahedron}) {
     if (mesh.num_elements(g) == 0 || fem::dim(g) != mesh.dim()) continue;
     const QuadratureRule rule = quadrature(g, degree_, opt_.quadrature);
     Interpolator interp(space, g, rule, exec, io);
-    const bool fused_part = opt_.fused && is_tensor(g);
+    const bool fused_part = opt_.fused && interp.operator_fits(!mass, otf);
     // What apply reads: stored -> w det J or D; on the fly, fused -> nothing (the kernel
     // recomputes both); on the fly, composed -> w det J (J^-1 comes from the interpolator).
     GeometricFactors gf;
@@ -182,8 +183,8 @@ void H1Operator::apply(View<const double, 1> x, View<double, 1> y) const {
 
 void H1Operator::apply_element(View<const double, 3> xe, View<double, 3> ye) const {
   TESSERA_REQUIRE(parts_.size() == 1 && parts_[0].fused,
-                  "fem::H1Operator::apply_element: element-level applies need a mesh of quadrilaterals or "
-                  "hexahedra only and the fused kernels (OperatorOptions::fused)");
+                  "fem::H1Operator::apply_element: element-level applies need a mesh of one element type and "
+                  "the fused kernels (OperatorOptions::fused; on the GPU, point data that fits shared memory)");
   const Part& part = parts_[0];
   const bool otf = opt_.geometry == GeometrySource::OnTheFly;
   const bool diffusion = kind_ == OperatorKind::Diffusion;

@@ -97,6 +97,13 @@ struct HexColumnNodal {
   }
 };
 
+/// Triangles (Dim = 2) and tetrahedra (Dim = 3): simplex_operator, dense tables.
+template <bool Diffusion, bool OnTheFly, int Dim>
+struct SimplexOperator {
+  Args a;
+  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { simplex_operator<Diffusion, OnTheFly, Dim>(ctx, a); }
+};
+
 namespace {
 /// TESSERA_OPERATOR_BOUND (comparisons only): -1 when unset.
 int forced_bound() {
@@ -161,6 +168,14 @@ int operator_bound(Geometry g, int nd1, int nq1) {
 template <class Visit>
 auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal, int comps, bool element,
                           const Visit& v) {
+  if (g == Geometry::Triangle || g == Geometry::Tetrahedron) {
+    const auto simplex = [&]<bool D, bool O>() {
+      if (g == Geometry::Triangle) return v.template operator()<SimplexOperator<D, O, 2>>();
+      return v.template operator()<SimplexOperator<D, O, 3>>();
+    };
+    if (diffusion) return on_the_fly ? simplex.template operator()<true, true>() : simplex.template operator()<true, false>();
+    return on_the_fly ? simplex.template operator()<false, true>() : simplex.template operator()<false, false>();
+  }
   if (operator_matmul(g, diffusion, nd1, nq1)) {
     if (std::max(nd1, nq1) <= 8)
       return on_the_fly ? v.template operator()<HexMassMatmul<true, 8>>()
@@ -233,7 +248,7 @@ void launch_operator(const char* label, const Exec& exec, const Teams& t, Geomet
 bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points, int comps,
                         bool element) {
   return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element,
-                              []<class K>() { return detail::team_items_may_spill<K>(); });
+                              [&]<class K>() { return detail::team_items_may_spill<K>(); });
 }
 
 OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points, int comps,
@@ -250,7 +265,7 @@ OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1,
 
 ThreadElementLayout operator_thread_element_layout(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                                                    bool nodal_points, int comps, bool element) {
-  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element, []<class K>() {
+  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element, [&]<class K>() {
     if constexpr (requires { K::thread_element; })
       return ThreadElementLayout{K::stages_evector, K::bulk, K::global_block};
     else return ThreadElementLayout{false, false, 0};

@@ -79,6 +79,21 @@ TESSERA_INTERP_UNROLL
 /// diffusion, w det J for mass. Stored: read from a.qdata. On the fly: J of the first-order
 /// map at the reference point xi from its monomial coefficients Xc (multilinear_coefficients),
 /// w from a.wq.
+/// F = s J^-1 J^-T packed (00, 01, 02, 11, 12, 22; in 2-D 00, 01, 11) from Ji = J^-1.
+template <int Dim>
+TESSERA_HOST_DEVICE inline void packed_metric(const double Ji[3][3], double s, double* F) {
+  int k = 0;
+TESSERA_INTERP_UNROLL
+  for (int r = 0; r < Dim; ++r)
+TESSERA_INTERP_UNROLL
+    for (int c = r; c < Dim; ++c) {
+      double t = 0;
+TESSERA_INTERP_UNROLL
+      for (int m = 0; m < Dim; ++m) t += Ji[r][m] * Ji[c][m];
+      F[k++] = s * t;
+    }
+}
+
 template <int Dim, bool Diffusion, bool OnTheFly>
 TESSERA_HOST_DEVICE inline void point_factor(const Args& a, index_t e, int q, const double* Xc, const double* xi,
                                              double* F) {
@@ -95,16 +110,7 @@ TESSERA_INTERP_UNROLL
     } else {
       double Ji[3][3];
       invert<Dim>(J, Ji);
-      int k = 0;
-TESSERA_INTERP_UNROLL
-      for (int r = 0; r < Dim; ++r)
-TESSERA_INTERP_UNROLL
-        for (int c = r; c < Dim; ++c) {
-          double s = 0;
-TESSERA_INTERP_UNROLL
-          for (int m = 0; m < Dim; ++m) s += Ji[r][m] * Ji[c][m];
-          F[k++] = wdet * s;
-        }
+      packed_metric<Dim>(Ji, wdet, F);
     }
   }
 }
@@ -1831,6 +1837,135 @@ TESSERA_INTERP_UNROLL
   }
 }
 
+// ------------------------------------------------------------------ triangles, tetrahedra
+
+/// The most elements an item of simplex_operator takes at once.
+inline constexpr int kSimplexMaxChunk = 4;
+
+/// Row length of simplex_operator's tables in shared memory: the points padded to an odd count,
+/// so that the transposed sums (thread i reading row i) fall in distinct banks.
+TESSERA_HOST_DEVICE constexpr int simplex_table_row(int nq) { return nq | 1; }
+
+/// Triangles and tetrahedra (Dim = 2, 3) with dense tables, one fused pass per item of K
+/// elements (K = 1 or kSimplexMaxChunk; a.chunk <= K of them are the item's): gather the
+/// elements' nodal values, the field (mass) or its reference gradient (diffusion) at every
+/// point, times w det J or D (stored, or on the fly from the vertices: the map is affine, so
+/// J is constant per element and D = w_q |det J| J^-1 J^-T), then the transposed sums into
+/// store_result (always added: no node is stored). Each table entry read serves the item's K
+/// elements, in registers. Tables in shared memory when a.tables_shared (rows of
+/// simplex_table_row), else read from device memory: the forward sums from a.Bt / a.Gt
+/// (nd, nq), the transposed ones from a.Bq / a.Gq (nq, nd), both coalesced. Mass reads only
+/// B, diffusion only G.
+template <bool Diffusion, bool OnTheFly, int Dim, int K>
+TESSERA_HOST_DEVICE void simplex_operator_k(TeamContext& ctx, const Args& a) {
+  constexpr int NF = Dim * (Dim + 1) / 2, NG = Diffusion ? Dim : 1;
+  const int nd = a.nd, nq = a.nq, comps = a.comps;
+  const bool shared = a.tables_shared;
+  const int R = shared ? simplex_table_row(nq) : nq;
+  auto T = ctx.shared_common<double>(shared ? NG * nd * R : 0);
+  auto idxs = ctx.shared_item<int>(a.idx ? K * nd : 0);
+  auto U = ctx.shared_item<double>(K * comps * nd);
+  auto P = ctx.shared_item<double>(K * comps * NG * nq);
+  auto Xs = ctx.shared_item<double>(OnTheFly ? K * a.nv * a.sdim : 0);
+  auto M = ctx.shared_item<double>(OnTheFly ? K * NF : 0);
+  if (shared) {
+    const double* src = Diffusion ? a.Gt : a.Bt;
+    for (int n : ctx.block_threads(NG * nd * nq)) T[(n / nq) * R + n % nq] = src[n];
+  }
+  const ItemElements it = item_elements(ctx, a);
+  load_item_maps(ctx, a, it, idxs, Xs);  // ends with a barrier (the tables too)
+  const int cnt = it.count;
+  for (int n : ctx.item_threads(cnt * nd)) {
+    const int k = n / nd, i = n - k * nd;
+    const index_t e = it.first + k;
+    for (int c = 0; c < comps; ++c)
+      U[(k * comps + c) * nd + i] = a.idx ? a.u[c * a.nn + idxs[n]] : a.u[(e * comps + c) * nd + i];
+  }
+  if constexpr (OnTheFly)
+    for (int k : ctx.item_threads(cnt)) {
+      double J[3][3];
+      simplex_jacobian<Dim>(&Xs[k * a.nv * a.sdim], J);
+      const double det = determinant<Dim>(J), adet = det < 0 ? -det : det;
+      if constexpr (Diffusion) {
+        double Ji[3][3];
+        invert<Dim>(J, Ji);
+        packed_metric<Dim>(Ji, adet, &M[k * NF]);
+      } else {
+        M[k * NF] = adet;
+      }
+    }
+  ctx.sync();
+  const auto table = [&](int d, int i, int q, bool transposed) {
+    if (shared) return T[(d * nd + i) * R + q];
+    if (transposed) return (Diffusion ? a.Gq : a.Bq)[(d * nq + q) * nd + i];
+    return (Diffusion ? a.Gt : a.Bt)[(d * nd + i) * nq + q];
+  };
+  for (int c = 0; c < comps; ++c)
+    for (int q : ctx.item_threads(nq)) {
+      double acc[K][NG] = {};
+      for (int i = 0; i < nd; ++i) {
+        double t[NG];
+TESSERA_INTERP_UNROLL
+        for (int d = 0; d < NG; ++d) t[d] = table(d, i, q, false);
+TESSERA_INTERP_UNROLL
+        for (int k = 0; k < K; ++k)
+          if (k < cnt) {
+            const double u = U[(k * comps + c) * nd + i];
+TESSERA_INTERP_UNROLL
+            for (int d = 0; d < NG; ++d) acc[k][d] += t[d] * u;
+          }
+      }
+TESSERA_INTERP_UNROLL
+      for (int k = 0; k < K; ++k)
+        if (k < cnt) {
+          const index_t e = it.first + k;
+          double D[NF];
+TESSERA_INTERP_UNROLL
+          for (int f = 0; f < (Diffusion ? NF : 1); ++f)
+            D[f] = OnTheFly ? a.wq[q] * M[k * NF + f] : a.qdata[(e * (Diffusion ? NF : 1) + f) * nq + q];
+          double* out = &P[(k * comps + c) * NG * nq + q];
+          if constexpr (Diffusion) {
+            const double* g = acc[k];
+            if constexpr (Dim == 2) {
+              out[0] = D[0] * g[0] + D[1] * g[1];
+              out[nq] = D[1] * g[0] + D[2] * g[1];
+            } else {
+              out[0] = D[0] * g[0] + D[1] * g[1] + D[2] * g[2];
+              out[nq] = D[1] * g[0] + D[3] * g[1] + D[4] * g[2];
+              out[2 * nq] = D[2] * g[0] + D[4] * g[1] + D[5] * g[2];
+            }
+          } else {
+            out[0] = D[0] * acc[k][0];
+          }
+        }
+    }
+  ctx.sync();
+  for (int c = 0; c < comps; ++c)
+    for (int i : ctx.item_threads(nd)) {
+      double s[K] = {};
+      for (int q = 0; q < nq; ++q) {
+        double t[NG];
+TESSERA_INTERP_UNROLL
+        for (int d = 0; d < NG; ++d) t[d] = table(d, i, q, true);
+TESSERA_INTERP_UNROLL
+        for (int k = 0; k < K; ++k)
+          if (k < cnt)
+TESSERA_INTERP_UNROLL
+            for (int d = 0; d < NG; ++d) s[k] += t[d] * P[((k * comps + c) * NG + d) * nq + q];
+      }
+TESSERA_INTERP_UNROLL
+      for (int k = 0; k < K; ++k)
+        if (k < cnt) store_result<false>(a, a.idx ? &idxs[k * nd] : nullptr, it.first + k, c, i, s[k]);
+    }
+}
+
+/// simplex_operator_k with one element per item, or up to kSimplexMaxChunk (a.chunk).
+template <bool Diffusion, bool OnTheFly, int Dim>
+TESSERA_HOST_DEVICE void simplex_operator(TeamContext& ctx, const Args& a) {
+  if (a.chunk <= 1) simplex_operator_k<Diffusion, OnTheFly, Dim, 1>(ctx, a);
+  else simplex_operator_k<Diffusion, OnTheFly, Dim, kSimplexMaxChunk>(ctx, a);
+}
+
 /// The compile-time bound on the nodes and points per direction of the hexahedron operator
 /// variant that serves these sizes (4, 6, 8, 10, 12 or 14), or 0 for the run-time-size variant (larger
 /// sizes and quadrilaterals). For comparisons, TESSERA_OPERATOR_BOUND=0 forces the run-time
@@ -1887,8 +2022,8 @@ struct OperatorRows {
 };
 OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points, int comps,
                            bool element);
-/// Launches the fused operator of geometry g (quadrilateral or hexahedron); a.on_the_fly
-/// selects the geometry source.
+/// Launches the fused operator of geometry g (any of the four; triangles and tetrahedra:
+/// simplex_operator); a.on_the_fly selects the geometry source.
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a);
 /// The most threads per block the kernel that launch_operator picks for these sizes can use
 /// (its register use sets it on the GPU; INT_MAX on the CPU).

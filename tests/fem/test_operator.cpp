@@ -226,7 +226,9 @@ void expect_matches_assembled(const H1Space& space, OperatorKind kind, const Exe
 void expect_element_apply_matches_global(const H1Space& space, OperatorKind kind, const Exec& exec,
                                          const OperatorOptions& opt) {
   const H1Operator A(space, kind, exec, opt);
-  const Geometry g = space.mesh().dim() == 2 ? Geometry::Quadrilateral : Geometry::Hexahedron;
+  Geometry g = Geometry::Hexahedron;  // the mesh's one element type
+  for (Geometry h : {Geometry::Triangle, Geometry::Quadrilateral, Geometry::Tetrahedron, Geometry::Hexahedron})
+    if (space.mesh().num_elements(h) > 0) g = h;
   const ElementRestriction R(space, g, exec);
   const int comps = space.components();
   const auto xh = random_vector(std::size_t(space.num_dofs()), 7);
@@ -300,11 +302,70 @@ TEST_P(OperatorTest, ElementLevelApplyScattersToTheGlobalApply) {
           if (gll) opt.quadrature = QuadratureType::GaussLobatto;
           expect_element_apply_matches_global(space, kind, exec(), opt);
         }
+  // triangles and tetrahedra (simplex_operator), 1 and 4 elements per item
+  for (const char* spec : {"box:tri:3x2:perturb=0.2", "box:tet:2x2x1:perturb=0.2"})
+    for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion})
+      for (int comps : {1, 3})
+        for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly})
+          for (int k : {1, 4}) {
+            SCOPED_TRACE(std::string(spec) + " " + name(kind) + " c=" + std::to_string(comps) + " " + name(gs) +
+                         " k=" + std::to_string(k));
+            const Mesh mesh = distorted_mesh(spec);
+            const H1Space space(mesh, 3, comps);
+            OperatorOptions opt;
+            opt.geometry = gs;
+            opt.elements_per_item = k;
+            expect_element_apply_matches_global(space, kind, exec(), opt);
+          }
+  // the composed path has no element-level apply
   const Mesh tets = generate_mesh("box:tet:2x2x1");
   const H1Space space(tets, 2, 1);
-  const H1Operator A(space, OperatorKind::Mass, exec());
-  Array<double, 3> xe("xe", {1, 1, 10}, exec().space());
-  EXPECT_ERROR_MENTIONS(A.apply_element(xe.cview(), xe.view()), "quadrilaterals or hexahedra");
+  OperatorOptions composed;
+  composed.fused = false;
+  const H1Operator A(space, OperatorKind::Mass, exec(), composed);
+  Array<double, 3> xe("xe", {12, 1, 10}, exec().space());
+  EXPECT_ERROR_MENTIONS(A.apply_element(xe.cview(), xe.view()), "fused kernels");
+}
+
+TEST_P(OperatorTest, FusedSimplexKernelEqualsComposedAndAssembled) {
+  // simplex_operator against the three-launch composition and the host-assembled matrices on
+  // meshes of several blocks with a partial last item: 1 element per item, 4 (the rule where
+  // the point data is small), 3 (a partial item in every item) and 8 (taken as 4); the table in
+  // shared and in device memory (the CPU reads it in place with Auto). p = 6 on tetrahedra:
+  // 84 nodes, 343 points (device-memory tables on the GPU with Auto: 3 x 84 x 343 doubles).
+  struct Case {
+    const char* spec;
+    int p;
+  };
+  for (const Case& t : {Case{"box:tri:5x3:perturb=0.2", 1}, Case{"box:tri:5x3:perturb=0.2", 4},
+                        Case{"box:tet:3x2x2:perturb=0.2", 1}, Case{"box:tet:3x2x2:perturb=0.2", 3},
+                        Case{"box:tet:2x1x1:perturb=0.2", 6}})
+    for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion})
+      for (int comps : {1, 3})
+        for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
+          SCOPED_TRACE(std::string(t.spec) + " p=" + std::to_string(t.p) + " " + name(kind) +
+                       " c=" + std::to_string(comps) + " " + name(gs));
+          const Mesh mesh = distorted_mesh(t.spec);
+          const H1Space space(mesh, t.p, comps);
+          OperatorOptions opt;
+          opt.geometry = gs;
+          expect_matches_assembled(space, kind, exec(), opt);
+          std::vector<H1Operator> ops;
+          opt.fused = false;
+          ops.emplace_back(space, kind, exec(), opt);
+          opt.fused = true;
+          // (p = 6: a table of 84 x 343 doubles (mass) or three (diffusion) is past the GPU's
+          // shared memory: TableMemory::Shared would be refused there)
+          for (TableMemory tm : {t.p < 6 ? TableMemory::Shared : TableMemory::Auto, TableMemory::Global})
+            for (int k : {1, 3, 4, 8}) {
+              opt.simplex_tables = tm;
+              opt.elements_per_item = k;
+              ops.emplace_back(space, kind, exec(), opt);
+            }
+          expect_same_applies(space, exec(), {&ops[0], &ops[1], &ops[2], &ops[3], &ops[4], &ops[5], &ops[6], &ops[7],
+                                              &ops[8]},
+                              11);
+        }
 }
 
 TEST_P(OperatorTest, ThreadPerElementHexahedraOverManyBlocksEqualAssembled) {

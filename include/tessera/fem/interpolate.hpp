@@ -223,8 +223,10 @@ class Interpolator {
   /// diffusion with qdata = GeometricFactors::D, or mass with qdata = GeometricFactors::wdetJ,
   /// both computed at this interpolator's rule. qdata = nullptr: on-the-fly geometry, the same
   /// factors recomputed in the kernel at every point from the element's vertices (first-order
-  /// map; the mesh's space dimension must equal the elements'). Quadrilaterals and hexahedra
-  /// only. epb <= 0: about 256 threads per block, reduced to fit shared memory. With
+  /// map; the mesh's space dimension must equal the elements'). Every geometry: triangles and
+  /// tetrahedra by dense tables, up to 4 elements per item sharing each table read
+  /// (operator_fits says whether one element's buffers fit the GPU's shared memory).
+  /// epb <= 0: about 256 threads per block, reduced to fit shared memory. With
   /// OperatorScatter::StoreExclusive the entries of the nodes from H1Space::exclusive_from() on
   /// (each used by one element) are overwritten with (A x) instead: y need not be zero there.
   /// StoreExclusive needs operator_stores_exclusive(diffusion) (throws otherwise).
@@ -235,6 +237,12 @@ class Interpolator {
   /// one-thread-per-element ones (hexahedra at p <= 2) and the column kernel of Gauss-Lobatto
   /// diffusion with several components at p = 3.
   bool operator_stores_exclusive(bool diffusion) const;
+  /// Whether apply_operator and apply_operator_element can run one element per block here:
+  /// always on the CPU and for quadrilaterals and hexahedra (their largest kernels keep their
+  /// buffers in device memory where shared memory cannot hold them); on triangles and
+  /// tetrahedra on the GPU when an element's tables-free buffers (nodal values and point data)
+  /// fit the device's shared memory (tetrahedra with 3 components up to about 2000 points).
+  bool operator_fits(bool diffusion, bool on_the_fly) const;
   /// Builds what an on-the-fly fused operator reads (the vertex coordinates, the rule's
   /// weights) and checks the elements (throws naming an inverted one); apply_operator does
   /// it at its first on-the-fly call. Nothing for stored data.
@@ -282,8 +290,12 @@ class Interpolator {
   /// with p <= 3 (1 with Gauss points at bound 6: gauss_diffusion_at_bound6), 1 with Gauss
   /// points at p = 4, 1 with the points at the nodes at p = 4, 5 (single_nodal_diffusion),
   /// stored mass at p = 3 with 5 points per direction 4, and 2 on the fly with Gauss points and
-  /// scalar fields from p = 6 (diffusion up to p = 8).
+  /// scalar fields from p = 6 (diffusion up to p = 8); on triangles and tetrahedra 4 (on the
+  /// GPU where the point data of 4 elements takes at most 32 KB, else 1).
   int operator_chunk(bool diffusion, bool on_the_fly) const;
+  /// Whether simplex_operator keeps its table (B for mass, G for diffusion) in shared memory:
+  /// InterpolatorOptions::simplex_tables, Auto: on the GPU up to 48 KB.
+  bool simplex_operator_tables_shared(bool diffusion) const;
   /// Whether the rules give stored diffusion with the points at the nodes 1 element per item
   /// and 2 per block (hexahedra on the GPU, p = 4, 5; several components at p = 4 run
   /// hex_column_nodal instead).

@@ -7,17 +7,21 @@
 ///     A.apply(x.cview(), y.view());                                     // y = A x (global vectors)
 ///     auto d = A.diagonal();                                            // for Jacobi
 ///
-/// Quadrilaterals and hexahedra use one fused kernel per apply (gather, sum-factorized
-/// interpolation, the factor w det J (mass) or D = w det J J^-1 J^-T (diffusion), the
-/// transpose and an atomic scatter-add). Triangles and tetrahedra compose the interpolation
-/// kernels (interpolate.hpp): values or gradients at the points, the point-wise product, the
-/// transpose scatter-added into y (three launches, point data through memory).
+/// Every geometry uses one fused kernel per apply (gather, interpolation, the factor w det J
+/// (mass) or D = w det J J^-1 J^-T (diffusion), the transpose and an atomic scatter-add):
+/// sum-factorized on quadrilaterals and hexahedra, dense tables on triangles and tetrahedra
+/// (up to 4 elements sharing each table read). With OperatorOptions::fused = false, or on
+/// simplices on the GPU where one element's point data does not fit shared memory, the
+/// interpolation kernels (interpolate.hpp) are composed instead: values or gradients at the
+/// points, the point-wise product, the transpose scatter-added into y (three launches, point
+/// data through memory).
 ///
 /// Geometry (OperatorOptions::geometry): Stored reads the factors computed at construction
 /// (1 number per point for mass, dim (dim + 1) / 2 for diffusion); OnTheFly recomputes them in
 /// the fused kernels from the element's vertices (first-order map), reading 8 vertices per
-/// hexahedron instead of 6 numbers per point. The composed path with OnTheFly computes J^-1 in
-/// the interpolation kernels from the vertices and reads only w det J (1 number per point).
+/// hexahedron instead of 6 numbers per point (simplices: J is constant, computed once per
+/// element). The composed path with OnTheFly computes J^-1 in the interpolation kernels from
+/// the vertices and reads only w det J (1 number per point).
 
 #include <functional>
 #include <string>
@@ -49,9 +53,11 @@ struct OperatorOptions {
   QuadratureType quadrature = QuadratureType::Gauss;
   /// Where the geometric factors come from (see the file comment).
   GeometrySource geometry = GeometrySource::Stored;
-  /// Quadrilaterals and hexahedra: one kernel per apply instead of the three-launch
-  /// composition (simplices always compose).
+  /// One kernel per apply instead of the three-launch composition (see the file comment).
   bool fused = true;
+  /// Triangles and tetrahedra, fused: where the kernel reads its table (B for mass, G for
+  /// diffusion). Auto: shared memory on the GPU up to 48 KB, else device memory.
+  TableMemory simplex_tables = TableMemory::Auto;
   /// Fused kernels: elements per block; 0 = the tuning cache's choice (`tessera tune
   /// operators`), else about 256 threads per block, reduced to fit shared memory.
   int elements_per_block = 0;
@@ -89,9 +95,9 @@ class H1Operator {
   void apply(View<const double, 1> x, View<double, 1> y) const;
   /// Element-level apply (CEED's "BK" problems): ye = A_e xe on every element, for E-vectors
   /// (elements, components, nodes per element) in exec's space (ye overwritten; no gather or
-  /// scatter). Meshes of quadrilaterals or hexahedra only, with the fused kernels.
+  /// scatter). Meshes of one element type, with the fused kernels.
   void apply_element(View<const double, 3> xe, View<double, 3> ye) const;
-  /// Fused kernels (the first quadrilateral or hexahedron part; 0 / "" without one): the
+  /// Fused kernels (the first fused part; 0 / "" without one): the
   /// elements per block and per item an apply (element = false) or apply_element uses and
   /// where each choice came from ("option", "tuning cache", "heuristic"; per item also "one
   /// thread per element"), the largest elements per block that fits, and the tuning-cache
