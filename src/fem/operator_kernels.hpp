@@ -1895,9 +1895,17 @@ TESSERA_HOST_DEVICE void simplex_operator_k(TeamContext& ctx, const Args& a) {
       }
     }
   ctx.sync();
+  // In device memory each sum reads the layout whose consecutive entries its threads take: on
+  // the GPU (threads over q, then over i) (nd, nq) forward and (nq, nd) transposed; on the CPU,
+  // where a thread's loop runs over i forward and over q transposed, the other way round.
+#if defined(TESSERA_DEVICE_CODE)
+  constexpr bool host = false;
+#else
+  constexpr bool host = true;
+#endif
   const auto table = [&](int d, int i, int q, bool transposed) {
     if (shared) return T[(d * nd + i) * R + q];
-    if (transposed) return (Diffusion ? a.Gq : a.Bq)[(d * nq + q) * nd + i];
+    if (transposed != host) return (Diffusion ? a.Gq : a.Bq)[(d * nq + q) * nd + i];
     return (Diffusion ? a.Gt : a.Bt)[(d * nd + i) * nq + q];
   };
   for (int c = 0; c < comps; ++c)
