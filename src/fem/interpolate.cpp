@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "operator_kernels.hpp"
@@ -602,6 +603,40 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
   ia::launch_operator(diffusion ? "fem/operator_diffusion" : "fem/operator_mass", exec_, t, geom_, diffusion, a);
 }
 
+namespace {
+/// Threads per item of the fused simplex kernel (nd nodes, nq points, item_bytes of shared
+/// memory per item): all nodes and points at once up to 32 of them; past that whole warps, at
+/// most 128 and at most 4 points or nodes per thread. Of those, the count with the fewest idle
+/// lanes in the two sums (thread slots times their length: a forward sum takes nd table entries
+/// per point, a transposed one nq per node), the larger on a tie. Where the tables are read
+/// from device memory (tables_global; on the GPU, shared_per_sm > 0) the share of busy lanes
+/// is scaled by the warps per SM that the item buffers leave, over 32: those reads wait on
+/// latency that only more warps hide. The items per block follow operator_elements_per_block's
+/// rule for simplices (256 threads).
+int simplex_item_threads(int nd, int nq, std::size_t item_bytes, bool tables_global, std::size_t shared_per_sm) {
+  const int m = std::max(nd, nq);
+  if (m <= 32) return m;
+  const auto warps = [](int n) { return (n + 31) / 32 * 32; };
+  const int hi = std::min(warps(m), 128);
+  int best = hi;
+  double best_score = -1;
+  for (int t = std::min(warps((m + 3) / 4), hi); t <= hi; t += 32) {
+    double score = 2.0 * nd * nq / (double(t) * ((nq + t - 1) / t * nd + (nd + t - 1) / t * nq));
+    if (tables_global && shared_per_sm > 0) {
+      const int items = std::clamp(256 / t, 1, 16);
+      const std::size_t block = items * item_bytes + 1024;  // the runtime's 1 KB per block
+      const int blocks = std::min<std::size_t>({32, shared_per_sm / block, std::size_t(2048 / (items * t))});
+      score *= std::min(1.0, blocks * items * t / 32 / 32.0);
+    }
+    if (score >= best_score * (1 - 1e-9)) {
+      best = t;
+      best_score = score;
+    }
+  }
+  return best;
+}
+}  // namespace
+
 bool Interpolator::simplex_operator_tables_shared(bool diffusion) const {
   switch (opt_.simplex_tables) {
     case TableMemory::Shared: return true;
@@ -765,15 +800,21 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
                 .add<double>(on_the_fly ? k * nv_ * sdim_ : 0)
                 .add<double>(on_the_fly ? k * nf : 0)
                 .bytes();
-    // Up to 128 threads per item (whole warps past 32 nodes or points): an item's buffers hold
-    // its elements' point data, up to 31 KB from p = 6 on tetrahedra, so one warp per item left
-    // the GPU 7-8 warps per SM there, and it ran 0.47-0.62x of the composition (tetrahedra BP1
-    // p = 6..8, BP3 p = 5, 8). H100, 2M DOFs (4M on triangles), against one warp per item: BP1
-    // and BP3 on tetrahedra from p = 5 1.25-4.0x (BP3 on the fly at p = 6 0.92x), but 0.78-0.93x
-    // on tetrahedra at p = 3, 4 and on triangles at p = 6, 8 (BP3 at p = 8 1.21-1.25x); every
-    // case 1.16-4.6x of the composition (docs/benchmarks/operators.md)
+    // Threads per item: simplex_item_threads. Before it, every item past 32 nodes or points
+    // took all of them in whole warps up to 128; its choices ran 0.96-1.51x of that rule on the
+    // H100 (2M DOFs on tetrahedra, 4M on triangles, p = 3..8, BP1 and BP3, three alternating
+    // rounds), within 5% of the best of 32, 64, 96 and 128 threads except on tetrahedra BP3 at
+    // p = 5, 8 (0.89-0.94x of 96, as before). For comparisons TESSERA_SIMPLEX_THREADS=t sets t
+    // threads (at most the whole warps of the nodes or points; 128 gives the rule before).
+    // (docs/benchmarks/operators.md)
     const int m = std::max(nd_, nq_);
-    return Dim3{m <= 32 ? m : std::min((m + 31) / 32 * 32, 128), 1, 1};
+    static const int forced = [] {
+      const char* e = std::getenv("TESSERA_SIMPLEX_THREADS");
+      return e ? std::clamp(std::atoi(e), 0, 128) : 0;
+    }();
+    if (forced > 0 && m > 32) return Dim3{std::min(forced, (m + 31) / 32 * 32), 1, 1};
+    const bool global = !simplex_operator_tables_shared(diffusion);
+    return Dim3{simplex_item_threads(nd_, nq_, *item, global, exec_.on_device() ? current_device().shared_per_sm : 0), 1, 1};
   }
   const int n1 = nd1_, m1 = nq1_, D = diffusion, k = operator_elements_per_item(diffusion, on_the_fly, element);
   const int nx = on_the_fly ? k * nv_ * sdim_ : 0;
