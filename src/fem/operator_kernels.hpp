@@ -1846,6 +1846,26 @@ inline constexpr int kSimplexMaxChunk = 4;
 /// so that the transposed sums (thread i reading row i) fall in distinct banks.
 TESSERA_HOST_DEVICE constexpr int simplex_table_row(int nq) { return nq | 1; }
 
+/// Reads K consecutive doubles (16-byte aligned where K is even): by pairs on the GPU, so that
+/// one shared-memory load serves two of simplex_operator's elements.
+template <int K>
+TESSERA_HOST_DEVICE inline void simplex_load_k(const double* p, double (&v)[K]) {
+#if defined(TESSERA_DEVICE_CODE)
+  if constexpr (K % 2 == 0) {
+TESSERA_INTERP_UNROLL
+    for (int k = 0; k < K; k += 2) {
+      const double2 w = *reinterpret_cast<const double2*>(p + k);
+      v[k] = w.x;
+      v[k + 1] = w.y;
+    }
+  } else
+#endif
+  {
+TESSERA_INTERP_UNROLL
+    for (int k = 0; k < K; ++k) v[k] = p[k];
+  }
+}
+
 /// Triangles and tetrahedra (Dim = 2, 3) with dense tables, one fused pass per item of K
 /// elements (K = 1 or kSimplexMaxChunk; a.chunk <= K of them are the item's): gather the
 /// elements' nodal values, the field (mass) or its reference gradient (diffusion) at every
@@ -1875,11 +1895,14 @@ TESSERA_HOST_DEVICE void simplex_operator_k(TeamContext& ctx, const Args& a) {
   const ItemElements it = item_elements(ctx, a);
   load_item_maps(ctx, a, it, idxs, Xs);  // ends with a barrier (the tables too)
   const int cnt = it.count;
-  for (int n : ctx.item_threads(cnt * nd)) {
+  // U and P keep the item's K elements interleaved, element fastest: one vector load gives a
+  // node's or a point's values for all of them (simplex_load_k). Elements past the count are
+  // zero, so the sums run over all K without a test.
+  for (int n : ctx.item_threads(K * nd)) {
     const int k = n / nd, i = n - k * nd;
     const index_t e = it.first + k;
     for (int c = 0; c < comps; ++c)
-      U[(k * comps + c) * nd + i] = a.idx ? a.u[c * a.nn + idxs[n]] : a.u[(e * comps + c) * nd + i];
+      U[(c * nd + i) * K + k] = k >= cnt ? 0.0 : a.idx ? a.u[c * a.nn + idxs[n]] : a.u[(e * comps + c) * nd + i];
   }
   if constexpr (OnTheFly)
     for (int k : ctx.item_threads(cnt)) {
@@ -1908,58 +1931,61 @@ TESSERA_HOST_DEVICE void simplex_operator_k(TeamContext& ctx, const Args& a) {
     if (transposed != host) return (Diffusion ? a.Gq : a.Bq)[(d * nq + q) * nd + i];
     return (Diffusion ? a.Gt : a.Bt)[(d * nd + i) * nq + q];
   };
+  const int pstride = nq * K;  // P: ((c * NG + d) * nq + q) * K + k
   for (int c = 0; c < comps; ++c)
     for (int q : ctx.item_threads(nq)) {
       double acc[K][NG] = {};
       for (int i = 0; i < nd; ++i) {
-        double t[NG];
+        double t[NG], u[K];
 TESSERA_INTERP_UNROLL
         for (int d = 0; d < NG; ++d) t[d] = table(d, i, q, false);
+        simplex_load_k<K>(&U[(c * nd + i) * K], u);
 TESSERA_INTERP_UNROLL
         for (int k = 0; k < K; ++k)
-          if (k < cnt) {
-            const double u = U[(k * comps + c) * nd + i];
 TESSERA_INTERP_UNROLL
-            for (int d = 0; d < NG; ++d) acc[k][d] += t[d] * u;
-          }
+          for (int d = 0; d < NG; ++d) acc[k][d] += t[d] * u[k];
       }
 TESSERA_INTERP_UNROLL
-      for (int k = 0; k < K; ++k)
-        if (k < cnt) {
-          const index_t e = it.first + k;
-          double D[NF];
+      for (int k = 0; k < K; ++k) {
+        double* out = &P[(c * NG * nq + q) * K + k];
+        if (k >= cnt) {
 TESSERA_INTERP_UNROLL
-          for (int f = 0; f < (Diffusion ? NF : 1); ++f)
-            D[f] = OnTheFly ? a.wq[q] * M[k * NF + f] : a.qdata[(e * (Diffusion ? NF : 1) + f) * nq + q];
-          double* out = &P[(k * comps + c) * NG * nq + q];
-          if constexpr (Diffusion) {
-            const double* g = acc[k];
-            if constexpr (Dim == 2) {
-              out[0] = D[0] * g[0] + D[1] * g[1];
-              out[nq] = D[1] * g[0] + D[2] * g[1];
-            } else {
-              out[0] = D[0] * g[0] + D[1] * g[1] + D[2] * g[2];
-              out[nq] = D[1] * g[0] + D[3] * g[1] + D[4] * g[2];
-              out[2 * nq] = D[2] * g[0] + D[4] * g[1] + D[5] * g[2];
-            }
-          } else {
-            out[0] = D[0] * acc[k][0];
-          }
+          for (int d = 0; d < NG; ++d) out[d * pstride] = 0.0;
+          continue;
         }
+        const index_t e = it.first + k;
+        double D[NF];
+TESSERA_INTERP_UNROLL
+        for (int f = 0; f < (Diffusion ? NF : 1); ++f)
+          D[f] = OnTheFly ? a.wq[q] * M[k * NF + f] : a.qdata[(e * (Diffusion ? NF : 1) + f) * nq + q];
+        if constexpr (Diffusion) {
+          const double* g = acc[k];
+          if constexpr (Dim == 2) {
+            out[0] = D[0] * g[0] + D[1] * g[1];
+            out[pstride] = D[1] * g[0] + D[2] * g[1];
+          } else {
+            out[0] = D[0] * g[0] + D[1] * g[1] + D[2] * g[2];
+            out[pstride] = D[1] * g[0] + D[3] * g[1] + D[4] * g[2];
+            out[2 * pstride] = D[2] * g[0] + D[4] * g[1] + D[5] * g[2];
+          }
+        } else {
+          out[0] = D[0] * acc[k][0];
+        }
+      }
     }
   ctx.sync();
   for (int c = 0; c < comps; ++c)
     for (int i : ctx.item_threads(nd)) {
       double s[K] = {};
       for (int q = 0; q < nq; ++q) {
-        double t[NG];
 TESSERA_INTERP_UNROLL
-        for (int d = 0; d < NG; ++d) t[d] = table(d, i, q, true);
+        for (int d = 0; d < NG; ++d) {
+          const double t = table(d, i, q, true);
+          double v[K];
+          simplex_load_k<K>(&P[((c * NG + d) * nq + q) * K], v);
 TESSERA_INTERP_UNROLL
-        for (int k = 0; k < K; ++k)
-          if (k < cnt)
-TESSERA_INTERP_UNROLL
-            for (int d = 0; d < NG; ++d) s[k] += t[d] * P[((k * comps + c) * NG + d) * nq + q];
+          for (int k = 0; k < K; ++k) s[k] += t * v[k];
+        }
       }
 TESSERA_INTERP_UNROLL
       for (int k = 0; k < K; ++k)
