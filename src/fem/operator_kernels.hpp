@@ -1978,13 +1978,18 @@ TESSERA_INTERP_UNROLL
     for (int i : ctx.item_threads(nd)) {
       double s[K] = {};
       for (int q = 0; q < nq; ++q) {
+        // the table entries first, so that their loads (each behind the table lambda's
+        // branches) are in flight together; the form that read one entry and then its sums
+        // ran tetrahedra BP3 stored at p = 6..8 at 0.68-0.80x of the one before (H100)
+        double t[NG];
+TESSERA_INTERP_UNROLL
+        for (int d = 0; d < NG; ++d) t[d] = table(d, i, q, true);
 TESSERA_INTERP_UNROLL
         for (int d = 0; d < NG; ++d) {
-          const double t = table(d, i, q, true);
           double v[K];
           simplex_load_k<K>(&P[((c * NG + d) * nq + q) * K], v);
 TESSERA_INTERP_UNROLL
-          for (int k = 0; k < K; ++k) s[k] += t * v[k];
+          for (int k = 0; k < K; ++k) s[k] += t[d] * v[k];
         }
       }
 TESSERA_INTERP_UNROLL
