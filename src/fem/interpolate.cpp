@@ -604,16 +604,21 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
 }
 
 namespace {
+/// Items per block for threads_per_item threads each, aiming at target threads per block (the
+/// rule operator_elements_per_block ends with; simplex_item_threads sizes its blocks by it too).
+int items_for_threads(int target, int threads_per_item) { return std::clamp(target / threads_per_item, 1, 16); }
+/// Threads per block the rule aims at for simplices (operator_bound is 0 for them).
+constexpr int kSimplexBlockThreads = 256;
+
 /// Threads per item of the fused simplex kernel (nd nodes, nq points, item_bytes of shared
 /// memory per item): all nodes and points at once up to 32 of them; past that whole warps, at
 /// most 128 and at most 4 points or nodes per thread. Of those, the count with the fewest idle
 /// lanes in the two sums (thread slots times their length: a forward sum takes nd table entries
 /// per point, a transposed one nq per node), the larger on a tie. Where the tables are read
-/// from device memory (tables_global; on the GPU, shared_per_sm > 0) the share of busy lanes
-/// is scaled by the warps per SM that the item buffers leave, over 32: those reads wait on
-/// latency that only more warps hide. The items per block follow operator_elements_per_block's
-/// rule for simplices (256 threads).
-int simplex_item_threads(int nd, int nq, std::size_t item_bytes, bool tables_global, std::size_t shared_per_sm) {
+/// from device memory (dev: the GPU, else null) the share of busy lanes is scaled by the warps
+/// per SM that the item buffers leave (blocks of items_for_threads items), over 32: those
+/// reads wait on latency that only more warps hide.
+int simplex_item_threads(int nd, int nq, std::size_t item_bytes, bool tables_global, const DeviceInfo* dev) {
   const int m = std::max(nd, nq);
   if (m <= 32) return m;
   const auto warps = [](int n) { return (n + 31) / 32 * 32; };
@@ -622,10 +627,11 @@ int simplex_item_threads(int nd, int nq, std::size_t item_bytes, bool tables_glo
   double best_score = -1;
   for (int t = std::min(warps((m + 3) / 4), hi); t <= hi; t += 32) {
     double score = 2.0 * nd * nq / (double(t) * ((nq + t - 1) / t * nd + (nd + t - 1) / t * nq));
-    if (tables_global && shared_per_sm > 0) {
-      const int items = std::clamp(256 / t, 1, 16);
-      const std::size_t block = items * item_bytes + 1024;  // the runtime's 1 KB per block
-      const int blocks = std::min<std::size_t>({32, shared_per_sm / block, std::size_t(2048 / (items * t))});
+    if (tables_global && dev) {
+      const int items = items_for_threads(kSimplexBlockThreads, t);
+      const std::size_t block = items * item_bytes + dev->reserved_shared_per_block;
+      const int blocks = static_cast<int>(std::min<std::size_t>(
+          {std::size_t(dev->max_blocks_per_sm), dev->shared_per_sm / block, std::size_t(dev->max_threads_per_sm / (items * t))}));
       score *= std::min(1.0, blocks * items * t / 32 / 32.0);
     }
     if (score >= best_score * (1 - 1e-9)) {
@@ -790,9 +796,8 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
   if (!tensor_) {  // simplex_operator's carving: tables; maps, values, point data, vertices, D / det J
     const int k = operator_elements_per_item(diffusion, on_the_fly, element) <= 1 ? 1 : ia::kSimplexMaxChunk;
     const int ng = diffusion ? dim_ : 1, nf = dim_ * (dim_ + 1) / 2;
-    *common = SharedLayout()
-                  .add<double>(simplex_operator_tables_shared(diffusion) ? ng * nd_ * ia::simplex_table_row(nq_) : 0)
-                  .bytes();
+    const bool tables_shared = simplex_operator_tables_shared(diffusion);
+    *common = SharedLayout().add<double>(tables_shared ? ng * nd_ * ia::simplex_table_row(nq_) : 0).bytes();
     *item = SharedLayout()
                 .add<int>(element ? 0 : k * nd_)
                 .add<double>(k * comps_ * nd_)
@@ -813,8 +818,7 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
       return e ? std::clamp(std::atoi(e), 0, 128) : 0;
     }();
     if (forced > 0 && m > 32) return Dim3{std::min(forced, (m + 31) / 32 * 32), 1, 1};
-    const bool global = !simplex_operator_tables_shared(diffusion);
-    return Dim3{simplex_item_threads(nd_, nq_, *item, global, exec_.on_device() ? current_device().shared_per_sm : 0), 1, 1};
+    return Dim3{simplex_item_threads(nd_, nq_, *item, !tables_shared, exec_.on_device() ? &current_device() : nullptr), 1, 1};
   }
   const int n1 = nd1_, m1 = nq1_, D = diffusion, k = operator_elements_per_item(diffusion, on_the_fly, element);
   const int nx = on_the_fly ? k * nv_ * sdim_ : 0;
@@ -949,8 +953,8 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
     // (docs/benchmarks/operators.md)
     want = 3;
   } else {
-    const int target = bound >= 10 ? 128 : bound == 8 ? 160 : 256;
-    want = std::clamp(target / per, 1, 16);
+    const int target = bound >= 10 ? 128 : bound == 8 ? 160 : tensor_ ? 256 : kSimplexBlockThreads;
+    want = items_for_threads(target, per);
   }
   if (opt_.use_tuning_cache) {
     if (auto e = tuning::lookup(tuning::device_key(exec_), operator_key(diffusion, on_the_fly, element))) {

@@ -18,7 +18,10 @@ struct DeviceInfo {
   std::size_t shared_per_block = 0;        ///< default dynamic limit (48 KB)
   std::size_t shared_per_block_optin = 0;  ///< the most a block may opt in to
   std::size_t shared_per_sm = 0;
+  std::size_t reserved_shared_per_block = 0;  ///< what the runtime keeps of each block's share
   int max_threads_per_block = 0;
+  int max_threads_per_sm = 0;
+  int max_blocks_per_sm = 0;
   int regs_per_sm = 0;
   std::size_t l2_bytes = 0;
   double peak_bandwidth_gbs = 0;  ///< 2 × memory clock × bus width (datasheet-style)

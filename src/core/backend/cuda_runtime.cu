@@ -196,7 +196,10 @@ std::vector<DeviceInfo> cuda_devices() {
     i.shared_per_block = p.sharedMemPerBlock;
     i.shared_per_block_optin = p.sharedMemPerBlockOptin;
     i.shared_per_sm = p.sharedMemPerMultiprocessor;
+    i.reserved_shared_per_block = p.reservedSharedMemPerBlock;
     i.max_threads_per_block = p.maxThreadsPerBlock;
+    i.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+    i.max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
     i.regs_per_sm = p.regsPerMultiprocessor;
     i.l2_bytes = static_cast<std::size_t>(p.l2CacheSize);
     int clock_khz = 0, bus_bits = 0;
