@@ -607,8 +607,9 @@ namespace {
 /// Items per block for threads_per_item threads each, aiming at target threads per block (the
 /// rule operator_elements_per_block ends with; simplex_item_threads sizes its blocks by it too).
 int items_for_threads(int target, int threads_per_item) { return std::clamp(target / threads_per_item, 1, 16); }
-/// Threads per block the rule aims at for simplices (operator_bound is 0 for them).
-constexpr int kSimplexBlockThreads = 256;
+/// Threads per block the rule aims at where no bound asks for fewer (simplices, and hexahedra
+/// and quadrilaterals below bound 8 or at run-time sizes).
+constexpr int kBlockThreads = 256;
 
 /// Threads per item of the fused simplex kernel (nd nodes, nq points, item_bytes of shared
 /// memory per item): all nodes and points at once up to 32 of them; past that whole warps, at
@@ -617,7 +618,9 @@ constexpr int kSimplexBlockThreads = 256;
 /// per point, a transposed one nq per node), the larger on a tie. Where the tables are read
 /// from device memory (dev: the GPU, else null) the share of busy lanes is scaled by the warps
 /// per SM that the item buffers leave (blocks of items_for_threads items), over 32: those
-/// reads wait on latency that only more warps hide.
+/// reads wait on latency that only more warps hide. The blocks per SM are estimated from shared
+/// memory, threads and the block limit only, not registers (54-76 per thread in these kernels
+/// under sm_90, at most 3-4 blocks of 256 threads), as the rule was measured.
 int simplex_item_threads(int nd, int nq, std::size_t item_bytes, bool tables_global, const DeviceInfo* dev) {
   const int m = std::max(nd, nq);
   if (m <= 32) return m;
@@ -628,7 +631,7 @@ int simplex_item_threads(int nd, int nq, std::size_t item_bytes, bool tables_glo
   for (int t = std::min(warps((m + 3) / 4), hi); t <= hi; t += 32) {
     double score = 2.0 * nd * nq / (double(t) * ((nq + t - 1) / t * nd + (nd + t - 1) / t * nq));
     if (tables_global && dev) {
-      const int items = items_for_threads(kSimplexBlockThreads, t);
+      const int items = items_for_threads(kBlockThreads, t);
       const std::size_t block = items * item_bytes + dev->reserved_shared_per_block;
       const int blocks = static_cast<int>(std::min<std::size_t>(
           {std::size_t(dev->max_blocks_per_sm), dev->shared_per_sm / block, std::size_t(dev->max_threads_per_sm / (items * t))}));
@@ -953,7 +956,7 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
     // (docs/benchmarks/operators.md)
     want = 3;
   } else {
-    const int target = bound >= 10 ? 128 : bound == 8 ? 160 : tensor_ ? 256 : kSimplexBlockThreads;
+    const int target = bound >= 10 ? 128 : bound == 8 ? 160 : kBlockThreads;
     want = items_for_threads(target, per);
   }
   if (opt_.use_tuning_cache) {
