@@ -1557,13 +1557,13 @@ template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal>
 struct HexPolicy {
   static constexpr Fetch d_fetch = Nodal || MaxN != 4 ? Fetch::Ahead : Fetch::InLoop;
   static constexpr bool capped =
-      Diffusion && (OnTheFly ? (Nodal ? MaxN == 6 : MaxN >= 8 && MaxN != 14)
-                             : MaxN >= 8 && MaxN != 14 && !(Nodal && MaxN >= 12));
+      Diffusion && (OnTheFly ? (Nodal ? MaxN == 6 : MaxN >= 8 && MaxN < 14)
+                             : MaxN >= 8 && MaxN < 14 && !(Nodal && MaxN >= 12));
   static constexpr int mass_cap = Diffusion || !OnTheFly ? 0 : MaxN == 8 || MaxN == 10 ? 96 : MaxN >= 12 ? 128 : 0;
   static constexpr int max_registers = capped ? 128 : mass_cap;
   /// Mass by lines (hex_mass_lines) at every bound; diffusion by lines (hex_diffusion_lines)
-  /// except with the points at the nodes at bound 4 and stored Gauss diffusion at bound 14
-  static constexpr bool lines = MaxN > 0 && (!Diffusion || (Nodal ? MaxN >= 6 : OnTheFly || MaxN != 14));
+  /// except with the points at the nodes at bound 4 and stored Gauss diffusion at bounds 14, 16
+  static constexpr bool lines = MaxN > 0 && (!Diffusion || (Nodal ? MaxN >= 6 : OnTheFly || MaxN < 14));
   static constexpr bool pad_rows() {
     if (MaxN == 0 || lines) return false;  // the line kernels lay out their own rows
     if (!Nodal) return OnTheFly || MaxN >= 6;
@@ -2008,7 +2008,8 @@ TESSERA_HOST_DEVICE void simplex_operator(TeamContext& ctx, const Args& a) {
 /// The compile-time bound on the nodes and points per direction of the hexahedron operator
 /// variant that serves these sizes (4, 6, 8, 10, 12 or 14), or 0 for the run-time-size variant (larger
 /// sizes and quadrilaterals). For comparisons, TESSERA_OPERATOR_BOUND=0 forces the run-time
-/// variant and TESSERA_OPERATOR_BOUND=b the smallest bound of at least b that fits. The
+/// variant and TESSERA_OPERATOR_BOUND=b the smallest bound of at least b that fits; bound 16
+/// (up to 16 nodes and points per direction) is taken only when b is 15 or 16. The
 /// bounded variants run one thread per (qy, qx) point column (threads z = 1), with their own
 /// shared-memory layout (Interpolator::operator_shape mirrors it).
 int operator_bound(Geometry g, int nd1, int nq1);

@@ -521,16 +521,20 @@ TEST_P(OperatorTest, StoreExclusiveIsRefusedByTheKernelsThatAdd) {
 
 TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
   // The fused hexahedron kernel has variants by the larger of nodes and points per direction
-  // (<= 4, 6, 8, 10, 12, 14, more; operator_bound): p = 5, 6 and 7, 8 (q = p + 2) fill the
+  // (<= 4, 6, 8, 10, 12, 14, 16, more; operator_bound): p = 5, 6 and 7, 8 (q = p + 2) fill the
   // third and fourth up to their bounds, p = 10 (12 points; 11 Gauss-Lobatto points in the
   // points-at-the-nodes instance) the fifth, p = 12 (14 points; 13 Gauss-Lobatto) the sixth,
-  // and p = 2 with 15 points (degree 29) takes the run-time one; the other tests cover the
-  // first two (p = 1, 2, 4). The reference is the host quadrature summed point by point, not
+  // p = 14 (16 points) and p = 15 with Gauss-Lobatto points (16 nodes) the seventh, which is
+  // taken only on request: by default they run the run-time-size kernel, and the ctest
+  // fem.operator_bound16 runs this test again with TESSERA_OPERATOR_BOUND=16, every case but
+  // the last on the bound-16 kernels. p = 2 with 17 points (degree 33) takes the run-time
+  // kernel in both runs; the other tests cover the first two bounds (p = 1, 2, 4). The reference is the host quadrature summed point by point, not
   // through the element matrix: that matrix costs (p + 1)^6 (p + 2)^3 products, minutes for
   // p = 7, 8 in the AddressSanitizer build (EqualsAssembledMatricesAndDiagonals checks the
-  // matrix route at p <= 4). p = 12 is left out of that build, where its six cases add about a
-  // minute per backend; HighestOrders checks its kernels there.
-  // p = 7 and 10 also with 3 components: an item then walks one step per component of an
+  // matrix route at p <= 4). p >= 12 is left out of that build, where p = 12's six cases alone
+  // add about a minute per backend; HighestOrders checks those kernels there.
+  // p = 7, 10 and 14 also with 3 components (at bound 16 the largest buffers that must fit a
+  // block's shared memory on the GPU): an item then walks one step per component of an
   // element, and stored mass keeps the element's w det J in shared memory across those steps
   // (hex_mass_lines).
   const Mesh mesh = distorted_mesh("box:hex:1x1x1");  // trilinear: see distorted_mesh
@@ -542,12 +546,12 @@ TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
   constexpr QuadratureType kGauss = QuadratureType::Gauss, kLobatto = QuadratureType::GaussLobatto;
   for (const Case& k : {Case{5, -1}, Case{6, -1}, Case{7, -1}, Case{7, -1, kGauss, 3}, Case{8, -1}, Case{10, -1},
                         Case{10, -1, kGauss, 3}, Case{10, -1, kLobatto}, Case{12, -1}, Case{12, -1, kLobatto},
-                        Case{2, 29}})
+                        Case{14, -1}, Case{14, -1, kGauss, 3}, Case{15, -1, kLobatto}, Case{2, 33}})
     for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion})
       for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
         if (kind == OperatorKind::Mass && k.type == QuadratureType::GaussLobatto) continue;  // not exact
 #if defined(__SANITIZE_ADDRESS__)
-        if (k.p == 12) continue;
+        if (k.p >= 12) continue;
 #endif
         SCOPED_TRACE(std::string(name(kind)) + " p=" + std::to_string(k.p) + " degree " + std::to_string(k.degree) +
                      " c=" + std::to_string(k.comps) + " " + name(gs) +
