@@ -221,6 +221,34 @@ void expect_matches_assembled(const H1Space& space, OperatorKind kind, const Exe
     ASSERT_NEAR(d[i], dref[i], 1e-12 * std::max(1.0, max_abs(dref)) * 10) << "diagonal " << i;
 }
 
+/// One operator configuration of the variant tests: order, quadrature degree (-1: the default),
+/// rule and components.
+struct OperatorCase {
+  int p, degree = -1;
+  QuadratureType type = QuadratureType::Gauss;
+  int comps = 1;
+};
+
+/// expect_matches_assembled with the point-by-point reference for every case on `mesh`: mass
+/// (not with Gauss-Lobatto points, which do not integrate it exactly) and diffusion, stored and
+/// on the fly.
+void expect_cases_match_assembled(const Mesh& mesh, const std::vector<OperatorCase>& cases, const Exec& exec) {
+  for (const OperatorCase& k : cases)
+    for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion})
+      for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
+        if (kind == OperatorKind::Mass && k.type == QuadratureType::GaussLobatto) continue;
+        SCOPED_TRACE(std::string(name(kind)) + " p=" + std::to_string(k.p) + " degree " + std::to_string(k.degree) +
+                     " c=" + std::to_string(k.comps) + " " + name(gs) +
+                     (k.type == QuadratureType::GaussLobatto ? " Gauss-Lobatto" : ""));
+        const H1Space space(mesh, k.p, k.comps);
+        OperatorOptions opt;
+        opt.degree = k.degree;
+        opt.geometry = gs;
+        opt.quadrature = k.type;
+        expect_matches_assembled(space, kind, exec, opt, /*matrix=*/false);
+      }
+}
+
 /// BK: y = R^T (A_e (R x)) must equal the global apply (the same kernel without the fused
 /// gather and scatter), on a random x; the E-vector output is poisoned first.
 void expect_element_apply_matches_global(const H1Space& space, OperatorKind kind, const Exec& exec,
@@ -528,41 +556,24 @@ TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
   // taken only on request: by default they run the run-time-size kernel, and the ctest
   // fem.operator_bound16 runs this test again with TESSERA_OPERATOR_BOUND=16, every case but
   // the last on the bound-16 kernels. p = 2 with 17 points (degree 33) takes the run-time
-  // kernel in both runs; the other tests cover the first two bounds (p = 1, 2, 4). The reference is the host quadrature summed point by point, not
-  // through the element matrix: that matrix costs (p + 1)^6 (p + 2)^3 products, minutes for
-  // p = 7, 8 in the AddressSanitizer build (EqualsAssembledMatricesAndDiagonals checks the
-  // matrix route at p <= 4). p >= 12 is left out of that build, where p = 12's six cases alone
+  // kernel in both runs; the other tests cover the first two bounds (p = 1, 2, 4). The
+  // reference is the host quadrature summed point by point, not through the element matrix:
+  // that matrix costs (p + 1)^6 (p + 2)^3 products, minutes for p = 7, 8 in the
+  // AddressSanitizer build (EqualsAssembledMatricesAndDiagonals checks the matrix route at
+  // p <= 4). p >= 12 is left out of that build, where p = 12's six cases alone
   // add about a minute per backend; HighestOrders checks those kernels there.
   // p = 7, 10 and 14 also with 3 components (at bound 16 the largest buffers that must fit a
   // block's shared memory on the GPU): an item then walks one step per component of an
   // element, and stored mass keeps the element's w det J in shared memory across those steps
   // (hex_mass_lines).
   const Mesh mesh = distorted_mesh("box:hex:1x1x1");  // trilinear: see distorted_mesh
-  struct Case {
-    int p, degree;
-    QuadratureType type = QuadratureType::Gauss;
-    int comps = 1;
-  };
   constexpr QuadratureType kGauss = QuadratureType::Gauss, kLobatto = QuadratureType::GaussLobatto;
-  for (const Case& k : {Case{5, -1}, Case{6, -1}, Case{7, -1}, Case{7, -1, kGauss, 3}, Case{8, -1}, Case{10, -1},
-                        Case{10, -1, kGauss, 3}, Case{10, -1, kLobatto}, Case{12, -1}, Case{12, -1, kLobatto},
-                        Case{14, -1}, Case{14, -1, kGauss, 3}, Case{15, -1, kLobatto}, Case{2, 33}})
-    for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion})
-      for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
-        if (kind == OperatorKind::Mass && k.type == QuadratureType::GaussLobatto) continue;  // not exact
+  std::vector<OperatorCase> cases = {{5}, {6}, {7}, {7, -1, kGauss, 3}, {8}, {10}, {10, -1, kGauss, 3}, {10, -1, kLobatto},
+                                     {12}, {12, -1, kLobatto}, {14}, {14, -1, kGauss, 3}, {15, -1, kLobatto}, {2, 33}};
 #if defined(__SANITIZE_ADDRESS__)
-        if (k.p >= 12) continue;
+  std::erase_if(cases, [](const OperatorCase& k) { return k.p >= 12; });
 #endif
-        SCOPED_TRACE(std::string(name(kind)) + " p=" + std::to_string(k.p) + " degree " + std::to_string(k.degree) +
-                     " c=" + std::to_string(k.comps) + " " + name(gs) +
-                     (k.type == QuadratureType::GaussLobatto ? " Gauss-Lobatto" : ""));
-        const H1Space space(mesh, k.p, k.comps);
-        OperatorOptions opt;
-        opt.degree = k.degree;
-        opt.geometry = gs;
-        opt.quadrature = k.type;
-        expect_matches_assembled(space, kind, exec(), opt, /*matrix=*/false);
-      }
+  expect_cases_match_assembled(mesh, cases, exec());
 }
 
 TEST_P(OperatorTest, QuadrilateralHigherOrdersEqualAssembled) {
@@ -572,25 +583,9 @@ TEST_P(OperatorTest, QuadrilateralHigherOrdersEqualAssembled) {
   // the GPU), Gauss-Lobatto diffusion at p = 7 and 14, and 3 components at p = 7, stored and
   // on the fly on perturbed (bilinear) elements, against the host quadrature summed point by
   // point.
-  const Mesh mesh = distorted_mesh("box:quad:3x2:perturb=0.2");
   constexpr QuadratureType kGauss = QuadratureType::Gauss, kLobatto = QuadratureType::GaussLobatto;
-  struct Case {
-    int p;
-    QuadratureType type = QuadratureType::Gauss;
-    int comps = 1;
-  };
-  for (const Case& k : {Case{6}, Case{7}, Case{7, kGauss, 3}, Case{7, kLobatto}, Case{10}, Case{14}, Case{14, kLobatto}})
-    for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion})
-      for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
-        if (kind == OperatorKind::Mass && k.type == kLobatto) continue;  // not exact
-        SCOPED_TRACE(std::string(name(kind)) + " p=" + std::to_string(k.p) + " c=" + std::to_string(k.comps) + " " +
-                     name(gs) + (k.type == kLobatto ? " Gauss-Lobatto" : ""));
-        const H1Space space(mesh, k.p, k.comps);
-        OperatorOptions opt;
-        opt.geometry = gs;
-        opt.quadrature = k.type;
-        expect_matches_assembled(space, kind, exec(), opt, /*matrix=*/false);
-      }
+  expect_cases_match_assembled(distorted_mesh("box:quad:3x2:perturb=0.2"),
+                               {{6}, {7}, {7, -1, kGauss, 3}, {7, -1, kLobatto}, {10}, {14}, {14, -1, kLobatto}}, exec());
 }
 
 TEST_P(OperatorTest, HexahedronMassByLinesAndByMatrixProductsEqualAssembled) {
