@@ -158,11 +158,11 @@ int operator_bound(Geometry g, int nd1, int nq1) {
   const int forced = forced_bound();
   if (forced == 0) return 0;
   const int n = std::max({nd1, nq1, forced});
-  for (int b : {4, 6, 8, 10, 12, 14})
+  // bound 16 serves p = 13, 14 with q = p + 2 and p = 14, 15 with the points at the nodes:
+  // against the run-time-size kernel it served them before, H200, 8M DOFs, same run: BP1
+  // 3.0-6.5x, BP3 1.9-5.5x, BP5 5.0-6.4x (docs/benchmarks/operators.md)
+  for (int b : {4, 6, 8, 10, 12, 14, 16})
     if (n <= b) return b;
-  // bound 16 (p = 13, 14 with q = p + 2; p = 14, 15 with the points at the nodes) on request
-  // only: its kernels are checked on the CPU but not yet measured on a GPU
-  if (forced >= 15 && n <= 16) return 16;
   return 0;
 }
 
@@ -208,7 +208,7 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
     return on_the_fly ? v.template operator()<HexColumnNodal<4, true>>() : v.template operator()<HexColumnNodal<4, false>>();
   }
   const int bound = operator_bound(g, nd1, nq1);
-  // the buckets: p <= 2, 4, 6, 8, 10, 12 with q = p + 2 (and 14 on request: operator_bound);
+  // the buckets: p <= 2, 4, 6, 8, 10, 12, 14 with q = p + 2 (operator_bound);
   // bound 0: the run-time-size kernel
   const auto by_bound = [&]<bool D, bool O, bool Nodal>() {
     switch (bound) {

@@ -2006,10 +2006,9 @@ TESSERA_HOST_DEVICE void simplex_operator(TeamContext& ctx, const Args& a) {
 }
 
 /// The compile-time bound on the nodes and points per direction of the hexahedron operator
-/// variant that serves these sizes (4, 6, 8, 10, 12 or 14), or 0 for the run-time-size variant (larger
-/// sizes and quadrilaterals). For comparisons, TESSERA_OPERATOR_BOUND=0 forces the run-time
-/// variant and TESSERA_OPERATOR_BOUND=b the smallest bound of at least b that fits; bound 16
-/// (up to 16 nodes and points per direction) is taken only when b is 15 or 16. The
+/// variant that serves these sizes (4, 6, 8, 10, 12, 14 or 16), or 0 for the run-time-size variant
+/// (larger sizes and quadrilaterals). For comparisons, TESSERA_OPERATOR_BOUND=0 forces the
+/// run-time variant and TESSERA_OPERATOR_BOUND=b the smallest bound of at least b that fits. The
 /// bounded variants run one thread per (qy, qx) point column (threads z = 1), with their own
 /// shared-memory layout (Interpolator::operator_shape mirrors it).
 int operator_bound(Geometry g, int nd1, int nq1);
@@ -2047,8 +2046,8 @@ ThreadElementLayout operator_thread_element_layout(Geometry g, bool diffusion, b
 bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1);
 /// Whether the kernel that launch_operator picks for these sizes declares items_may_spill
 /// (core/team.hpp): its element buffers then go to device memory when they do not fit the
-/// block's shared memory (the run-time-size kernels: diffusion from p = 13 with q = p + 2 and
-/// from p = 14 with Gauss-Lobatto points, on the GPU).
+/// block's shared memory (the run-time-size kernels, above 16 nodes or points per direction:
+/// diffusion from p = 15 with q = p + 2 and from p = 16 with Gauss-Lobatto points, on the GPU).
 bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points, int comps,
                         bool element);
 /// The row lengths (row_length) of the shared buffers of the kernel that launch_operator picks

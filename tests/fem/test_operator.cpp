@@ -552,8 +552,7 @@ TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
   // (<= 4, 6, 8, 10, 12, 14, 16, more; operator_bound): p = 5, 6 and 7, 8 (q = p + 2) fill the
   // third and fourth up to their bounds, p = 10 (12 points; 11 Gauss-Lobatto points in the
   // points-at-the-nodes instance) the fifth, p = 12 (14 points; 13 Gauss-Lobatto) the sixth,
-  // p = 14 (16 points) and p = 15 with Gauss-Lobatto points (16 nodes) the seventh, which is
-  // taken only on request: by default they run the run-time-size kernel, and the ctest
+  // p = 14 (16 points) and p = 15 with Gauss-Lobatto points (16 nodes) the seventh; the ctest
   // fem.operator_bound16 runs this test again with TESSERA_OPERATOR_BOUND=16, every case but
   // the last on the bound-16 kernels. p = 2 with 17 points (degree 33) takes the run-time
   // kernel in both runs; the other tests cover the first two bounds (p = 1, 2, 4). The
@@ -621,9 +620,10 @@ TEST_P(OperatorTest, HexahedronMassByLinesAndByMatrixProductsEqualAssembled) {
 }
 
 TEST_P(OperatorTest, HighestOrdersIntegrateExactlyAndMatchTheSerialBackend) {
-  // p = 12 on hexahedra takes the bound-14 kernel, p = 13 and 16 the run-time-size kernel; on
-  // the GPU the latter's element buffers (diffusion with q = p + 2 from p = 13) are over a
-  // block's shared memory and live in device memory (items_may_spill). A host-assembled
+  // p = 12 on hexahedra takes the bound-14 kernel, p = 13 the bound-16 kernel, p = 16 (18
+  // points) the run-time-size kernel; on the GPU the latter's element buffers (diffusion with
+  // q = p + 2 from p = 15) are over a block's shared memory and live in device memory
+  // (items_may_spill). A host-assembled
   // reference costs nd^2 nq per element here (4913^2 x 5832 at p = 16), so the checks are
   // exact integrals and the serial backend instead:
   // - the mesh tiles the unit cube (interior vertex perturbed, faces shared), so with
