@@ -1549,7 +1549,8 @@ TESSERA_INTERP_UNROLL
 /// - Mass runs by lines at every bound (hex_mass_lines; 1.00-1.65x of the point-column kernel).
 ///   Diffusion by lines (hex_diffusion_lines) against the point-column kernels, same run:
 ///   Gauss (BP3) stored 0.99-1.38x at p = 1..10 and 1.25x at p = 12, but 0.72x at p = 11
-///   (bound 14: it keeps the point columns stored), on the fly 1.03-1.33x at p = 1..12;
+///   (bound 14: it keeps the point columns stored), 2.25-2.30x at p = 13, 14 (bound 16, BP3
+///   and BP4; 255 registers, no spills), on the fly 1.03-1.33x at p = 1..12;
 ///   Gauss-Lobatto (BP5/BP6) from bound 6 stored 1.02-1.90x at p = 4..13 (another run) and
 ///   on the fly 1.08-2.06x at p = 4..12, but at bound 4 (p = 1..3) stored 0.77-0.99x and on
 ///   the fly 0.90-0.97x, where the columns stay.
@@ -1562,8 +1563,8 @@ struct HexPolicy {
   static constexpr int mass_cap = Diffusion || !OnTheFly ? 0 : MaxN == 8 || MaxN == 10 ? 96 : MaxN >= 12 ? 128 : 0;
   static constexpr int max_registers = capped ? 128 : mass_cap;
   /// Mass by lines (hex_mass_lines) at every bound; diffusion by lines (hex_diffusion_lines)
-  /// except with the points at the nodes at bound 4 and stored Gauss diffusion at bounds 14, 16
-  static constexpr bool lines = MaxN > 0 && (!Diffusion || (Nodal ? MaxN >= 6 : OnTheFly || MaxN < 14));
+  /// except with the points at the nodes at bound 4 and stored Gauss diffusion at bound 14
+  static constexpr bool lines = MaxN > 0 && (!Diffusion || (Nodal ? MaxN >= 6 : OnTheFly || MaxN != 14));
   static constexpr bool pad_rows() {
     if (MaxN == 0 || lines) return false;  // the line kernels lay out their own rows
     if (!Nodal) return OnTheFly || MaxN >= 6;
