@@ -623,9 +623,8 @@ TEST_P(OperatorTest, HighestOrdersIntegrateExactlyAndMatchTheSerialBackend) {
   // p = 12 on hexahedra takes the bound-14 kernel, p = 13 the bound-16 kernel, p = 16 (18
   // points) the run-time-size kernel; on the GPU the latter's element buffers (diffusion with
   // q = p + 2 from p = 15) are over a block's shared memory and live in device memory
-  // (items_may_spill). A host-assembled
-  // reference costs nd^2 nq per element here (4913^2 x 5832 at p = 16), so the checks are
-  // exact integrals and the serial backend instead:
+  // (items_may_spill). A host-assembled reference costs nd^2 nq per element here (4913^2 x
+  // 5832 at p = 16), so the checks are exact integrals and the serial backend instead:
   // - the mesh tiles the unit cube (interior vertex perturbed, faces shared), so with
   //   trilinear geometry and exact quadrature 1^T M 1 = 1 and, for the nodal interpolant of
   //   the linear u = x (exact in Q_p), u^T A u = int |grad x|^2 = 1; A 1 = 0;
