@@ -334,6 +334,34 @@ TEST(MeshValidate, RejectsInvertedAndDegenerateElements) {
   EXPECT_ERROR_MENTIONS(q.validate("bowtie"), "bowtie", "element 0", "quadrilateral", "inverted");
 }
 
+// A wrong vertex order (negative at every vertex) is told apart from a tangled element (negative
+// at some vertices, which no reordering mends), and the count of bad elements is given.
+TEST(MeshValidate, TellsInvertedFromTangledElements) {
+  // the bow tie: two of its four corners have det J < 0 (the diagonal crossing splits it)
+  Mesh q(2);
+  for (auto p : {std::array<double, 2>{0, 0}, {1, 0}, {0, 1}, {1, 1}}) q.add_vertex(p);
+  q.add_element(Geometry::Quadrilateral, {0, 1, 2, 3});
+  EXPECT_ERROR_MENTIONS(q.validate("bowtie"), "element 0", "inverted at 2 of its 4 vertices", "tangled",
+                        "regenerate");
+  // the unit cube with its vertex order mirrored (the bottom and top faces swapped): negative
+  // at all 8 vertices, a reordering problem; a second such element is counted
+  Mesh h(3);
+  for (int z = 0; z < 3; ++z)
+    for (auto p : {std::array<double, 2>{0, 0}, {1, 0}, {1, 1}, {0, 1}}) h.add_vertex({p[0], p[1], double(z)});
+  h.add_element(Geometry::Hexahedron, {4, 5, 6, 7, 0, 1, 2, 3});
+  EXPECT_ERROR_MENTIONS(h.validate("mirrored"), "element 0", "hexahedron", "negative at all its 8 vertices",
+                        "positive orientation");
+  h.add_element(Geometry::Hexahedron, {8, 9, 10, 11, 4, 5, 6, 7});
+  EXPECT_ERROR_MENTIONS(h.validate("two"), "element 0", "2 elements of the mesh have det J <= 0");
+  // a valid hexahedron with one top vertex pushed below the bottom face: tangled at some corners
+  Mesh t(3);
+  for (int z = 0; z < 2; ++z)
+    for (auto p : {std::array<double, 2>{0, 0}, {1, 0}, {1, 1}, {0, 1}}) t.add_vertex({p[0], p[1], double(z)});
+  t.add_vertex({1, 1, -0.5});
+  t.add_element(Geometry::Hexahedron, {0, 1, 2, 3, 4, 5, 8, 7});
+  EXPECT_ERROR_MENTIONS(t.validate("pushed"), "element 0", "tangled");
+}
+
 TEST(MeshValidate, RejectsRepeatedElements) {
   // The same vertices in another order, both counter-clockwise: the area would count twice.
   Mesh m = two_triangles();
