@@ -1529,10 +1529,12 @@ TESSERA_INTERP_UNROLL
 ///   (+4-39%, one case -2%) and the points-at-the-nodes bound 6 (+21-27%; at bounds 8-12 it
 ///   lost 8-14%). Tighter caps (diffusion at bounds 4 and 6 64-112) lost up to 28%. The diffusion
 ///   kernels by lines keep these caps (measured with them; none of them spills under it),
-///   except stored Gauss diffusion at bounds 8 and 10, capped at 96 since (122 and 116 -> 90 and
-///   96 registers, no spills; H200, 8M DOFs, two same-run comparisons: BP3 p = 5 1.15x, p = 6..8
-///   1.03-1.05x, BP4 p = 5 1.10x, p = 6..8 0.98-0.99x). The points-at-the-nodes bound 4 capped at
-///   88 (stored) and 96 (on the fly), a few bytes spilled, lost: BP5 p = 3 0.97x and 0.85x.
+///   except stored Gauss diffusion at bound 8, capped at 96 since (122 -> 90 registers, no
+///   spills; 8M DOFs, same-run comparisons: H100 BP3 p = 5 1.14x, p = 6 1.00x, BP4 p = 5 1.07x,
+///   p = 6 0.99x; H200 BP3 1.15x, 1.04x, BP4 1.10x, 0.99x). At bound 10 (116 -> 96, no spills)
+///   the H200 gained 1.03-1.05x on BP3 at p = 7, 8 but the H100 did not (BP3 1.02x, 0.98x, BP4
+///   0.97x, 0.99x): uncapped there. The points-at-the-nodes bound 4 capped at 88 (stored) and 96
+///   (on the fly), a few bytes spilled, lost: BP5 p = 3 0.97x and 0.85x (H200).
 /// - mass on the fly: max_registers = 96 at bounds 8 and 10, 128 at bounds 12 and 14. In
 ///   even-odd form (pair_contract) it took 133, 138, 136 and 130 registers; capped (16-64 bytes
 ///   of spills) it ran BP1 on the fly 1.20-1.38x faster at p = 5..8 and 1.00-1.45x at p = 9..12
@@ -1565,9 +1567,9 @@ struct HexPolicy {
       Diffusion && (OnTheFly ? (Nodal ? MaxN == 6 : MaxN >= 8 && MaxN < 14)
                              : MaxN >= 8 && MaxN < 14 && !(Nodal && MaxN >= 12));
   static constexpr int mass_cap = Diffusion || !OnTheFly ? 0 : MaxN == 8 || MaxN == 10 ? 96 : MaxN >= 12 ? 128 : 0;
-  /// stored Gauss diffusion at bounds 8 and 10 (p = 5..8): 96 (a fifth fewer registers, none
-  /// spilled: four blocks of three elements per SM at p = 5 instead of three)
-  static constexpr int stored_gauss_cap = Diffusion && !OnTheFly && !Nodal && (MaxN == 8 || MaxN == 10) ? 96 : 0;
+  /// stored Gauss diffusion at bound 8 (p = 5, 6): 96 (a fifth fewer registers, none spilled:
+  /// four blocks of three elements per SM at p = 5 instead of three)
+  static constexpr int stored_gauss_cap = Diffusion && !OnTheFly && !Nodal && MaxN == 8 ? 96 : 0;
   static constexpr int max_registers = stored_gauss_cap > 0 ? stored_gauss_cap : capped ? 128 : mass_cap;
   /// Mass by lines (hex_mass_lines) at every bound; diffusion by lines (hex_diffusion_lines)
   /// except with the points at the nodes at bound 4 and stored Gauss diffusion at bound 14
