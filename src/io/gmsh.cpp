@@ -185,6 +185,7 @@ struct GmshFile {
   int major = 0;  // 2 or 4
   bool binary = false;
   bool have_nodes = false, have_elements = false;
+  bool periodic = false;  // a $Periodic section was skipped
 
   // nodes in reading order
   std::vector<long long> node_tags;
@@ -262,6 +263,7 @@ void GmshFile::read() {
     } else if (section.substr(0, 3) == "End") {
       r.fail_token("'", printable(tok), "' without its opening section");
     } else {
+      periodic = periodic || section == "Periodic";
       skip_section(section);
     }
   }
@@ -798,6 +800,10 @@ fem::Mesh GmshFile::build(std::vector<std::string>* warnings) {
                                           "clockwise curve loop, or a surface normal along -z): their vertex order "
                                           "was reversed to counter-clockwise"));
 
+  if (periodic)
+    detail::warn(warnings, ::tessera::detail::concat(name, ": the $Periodic section (node pairs of periodic boundaries) "
+                                          "was ignored: tessera reads the mesh as non-periodic, with those "
+                                          "boundaries as boundaries"));
   if (high_order > 0) {
     std::ostringstream types;
     for (int ty : high_order_types) types << (types.tellp() > 0 ? ", " : "") << ty;

@@ -332,6 +332,22 @@ TEST(GmshSmall, ElementsListedOncePerPhysicalGroupAreReadOnce) {
   EXPECT_NE(warnings[0].find("2 elements repeat"), std::string::npos) << warnings[0];
 }
 
+TEST(GmshSmall, PeriodicSectionIsIgnoredWithAWarning) {
+  // the unit square with its top edge periodic to its bottom one (MSH 2.2 $Periodic: entity
+  // pairs and their node pairs); the mesh is read as it stands, non-periodic, and said so
+  const std::string s = kHead22 + "$Nodes\n4\n1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n$EndNodes\n"
+                                  "$Elements\n2\n1 2 2 1 1 1 2 3\n2 2 2 1 1 1 3 4\n$EndElements\n"
+                                  "$Periodic\n1\n1 3 1\n2\n4 1\n3 2\n$EndPeriodic\n";
+  std::vector<std::string> warnings;
+  const Mesh m = read_gmsh_bytes(s, "periodic.msh", &warnings);
+  EXPECT_EQ(m.num_vertices(), 4);  // the paired nodes stay apart
+  EXPECT_NEAR(m.measure(), 1.0, 1e-15);  // two right triangles of area 1/2, exact in binary
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("$Periodic"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("non-periodic"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("periodic.msh"), std::string::npos) << warnings[0];
+}
+
 TEST(GmshSmall, ClockwiseTwoDimensionalMeshesAreReversedAndMixedOnesRefused) {
   // Every element clockwise (the curve loop or the normal reversed in Gmsh): read reversed,
   // corner 0 first; a triangle and a quadrilateral
