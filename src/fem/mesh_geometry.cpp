@@ -180,46 +180,37 @@ void Mesh::validate(const std::string& source, std::span<const long long> elemen
     // det J at every vertex: the first element with det J <= 0 somewhere is named, with how
     // many of its vertices are affected (all: a vertex order of negative orientation; some: a
     // tangled element) and how many elements of the mesh are bad
-    index_t bad = 0, first = -1;
-    int first_v = 0, first_neg = 0, first_zero = 0, first_n = 0;
-    double first_d = 0;
+    struct Bad {
+      index_t e = -1;
+      int v = -1, negative = 0, zero = 0, vertices = 0;  // v: the vertex of the smallest det J
+      double d = 0;
+    } first;
+    index_t bad = 0;
     for (index_t e = 0; e < num_elements(); ++e) {
       const Geometry g = element_geometry(e);
-      const int n = fem::num_vertices(g);
-      int neg = 0, zero = 0, at = -1;
-      double worst = 0;
-      for (int v = 0; v < n; ++v) {
+      Bad b{e, -1, 0, 0, fem::num_vertices(g), 0};
+      for (int v = 0; v < b.vertices; ++v) {
         const auto x = reference_vertex(g, v);
         const double d = det_jacobian(e, std::span<const double>(x.data(), std::size_t(fem::dim(g))));
         if (d > 0) continue;
-        d < 0 ? ++neg : ++zero;
-        if (at < 0 || d < worst || std::isnan(d)) {
-          at = v;
-          worst = d;
-        }
+        d < 0 ? ++b.negative : ++b.zero;
+        if (b.v < 0 || d < b.d) b = Bad{e, v, b.negative, b.zero, b.vertices, d};
       }
-      if (at < 0) continue;
-      if (bad++ == 0) {
-        first = e;
-        first_v = at;
-        first_d = worst;
-        first_neg = neg;
-        first_zero = zero;
-        first_n = n;
-      }
+      if (b.v >= 0 && bad++ == 0) first = b;
     }
     if (bad > 0) {
       const std::string others =
           bad > 1 ? detail::concat(" (", bad, " elements of the mesh have det J <= 0 at a vertex)") : std::string();
-      if (first_neg == first_n)
-        fail(src, ": ", elem(first), " is inverted: det J = ", first_d, " at its vertex ", first_v, ", negative at all its ",
-             first_n, " vertices; list the vertices in Gmsh order with positive orientation", others);
-      if (first_neg > 0)
-        fail(src, ": ", elem(first), " is inverted at ", first_neg, " of its ", first_n, " vertices (tangled): det J = ",
-             first_d, " at its vertex ", first_v,
-             "; no vertex order mends a tangled element: repair or regenerate the mesh", others);
-      fail(src, ": ", elem(first), " is degenerate: det J = ", first_d, " at its vertex ", first_v,
-           first_zero > 1 ? detail::concat(" and zero or undefined at ", first_zero - 1, " other vertices") : std::string(),
+      const std::string at = detail::concat("det J = ", first.d, " at its vertex ", first.v);
+      if (first.negative == first.vertices)
+        fail(src, ": ", elem(first.e), " is inverted: ", at, ", negative at all its ", first.vertices,
+             " vertices; list the vertices in Gmsh order with positive orientation", others);
+      if (first.negative > 0)
+        fail(src, ": ", elem(first.e), " is inverted at ", first.negative, " of its ", first.vertices,
+             " vertices (tangled): ", at, "; no vertex order mends a tangled element: repair or regenerate the mesh",
+             others);
+      fail(src, ": ", elem(first.e), " is degenerate: ", at,
+           first.zero > 1 ? detail::concat(" and zero or undefined at ", first.zero - 1, " other vertices") : std::string(),
            others);
     }
   }

@@ -1563,14 +1563,18 @@ TESSERA_INTERP_UNROLL
 template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal>
 struct HexPolicy {
   static constexpr Fetch d_fetch = Nodal || MaxN != 4 ? Fetch::Ahead : Fetch::InLoop;
-  static constexpr bool capped =
-      Diffusion && (OnTheFly ? (Nodal ? MaxN == 6 : MaxN >= 8 && MaxN < 14)
-                             : MaxN >= 8 && MaxN < 14 && !(Nodal && MaxN >= 12));
-  static constexpr int mass_cap = Diffusion || !OnTheFly ? 0 : MaxN == 8 || MaxN == 10 ? 96 : MaxN >= 12 ? 128 : 0;
-  /// stored Gauss diffusion at bound 8 (p = 5, 6): 96 (a fifth fewer registers, none spilled:
-  /// four blocks of three elements per SM at p = 5 instead of three)
-  static constexpr int stored_gauss_cap = Diffusion && !OnTheFly && !Nodal && MaxN == 8 ? 96 : 0;
-  static constexpr int max_registers = stored_gauss_cap > 0 ? stored_gauss_cap : capped ? 128 : mass_cap;
+  /// The register cap of the kernel (0: none), one case per line of the list above.
+  static constexpr int register_cap() {
+    if constexpr (!Diffusion)  // mass: on the fly only
+      return !OnTheFly ? 0 : MaxN == 8 || MaxN == 10 ? 96 : MaxN >= 12 ? 128 : 0;
+    else if constexpr (OnTheFly)
+      return (Nodal ? MaxN == 6 : MaxN >= 8 && MaxN < 14) ? 128 : 0;
+    else if constexpr (Nodal)
+      return MaxN >= 8 && MaxN < 12 ? 128 : 0;
+    else  // stored Gauss: 96 at bound 8 (p = 5, 6; four blocks of three elements per SM at p = 5)
+      return MaxN == 8 ? 96 : MaxN > 8 && MaxN < 14 ? 128 : 0;
+  }
+  static constexpr int max_registers = register_cap();
   /// Mass by lines (hex_mass_lines) at every bound; diffusion by lines (hex_diffusion_lines)
   /// except with the points at the nodes at bound 4 and stored Gauss diffusion at bound 14
   static constexpr bool lines = MaxN > 0 && (!Diffusion || (Nodal ? MaxN >= 6 : OnTheFly || MaxN != 14));
