@@ -33,6 +33,21 @@ struct HexOperator {
   }
 };
 
+/// Hexahedron mass by lines with the nodes and points per direction fixed at compile time (N1,
+/// M1; operator_exact_sizes): the line kernel of bound MaxN with every stride and line length a
+/// constant and no multiply-add by the tables' zero padding. Same shared layout (Policy) as the
+/// bound's kernel.
+template <bool OnTheFly, int MaxN, int N1, int M1>
+struct HexMassExact {
+  using Policy = HexPolicy<false, OnTheFly, MaxN, false>;
+  static_assert(Policy::lines && N1 <= MaxN && M1 <= MaxN);
+  static constexpr int max_registers = Policy::max_registers;
+  static constexpr bool items_may_spill = false;
+  Args a;
+  LineTables<MaxN> t{};  // launch_operator fills them
+  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { hex_mass_lines<OnTheFly, MaxN, N1, M1>(ctx, a, t); }
+};
+
 /// Hexahedron mass by small matrix products (hex_mass_matmul), MaxK = 8 or 16: two warps per
 /// element on the GPU.
 template <bool OnTheFly, int MaxK>
@@ -114,6 +129,16 @@ int forced_bound() {
   return b;
 }
 }  // namespace
+
+bool operator_exact_sizes(Geometry g, bool diffusion, int nd1, int nq1) {
+  if (g != Geometry::Hexahedron || diffusion || forced_bound() >= 0 || operator_matmul(g, diffusion, nd1, nq1))
+    return false;
+  static const bool off = [] {
+    const char* e = std::getenv("TESSERA_OPERATOR_EXACT");
+    return e && *e && std::atoi(e) == 0;
+  }();
+  return !off && nq1 == nd1 + 1 && nd1 >= 4 && nd1 <= 6;
+}
 
 bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1) {
   if (g != Geometry::Hexahedron || diffusion || std::max(nd1, nq1) > 16) return false;
@@ -201,6 +226,15 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
                         : v.template operator()<HexThreadElement<2, true, false>>();
     return on_the_fly ? v.template operator()<HexThreadElement<2, false, true>>()
                       : v.template operator()<HexThreadElement<2, false, false>>();
+  }
+  if (operator_exact_sizes(g, diffusion, nd1, nq1)) {
+    const auto exact = [&]<int MaxN, int N1, int M1>() {
+      return on_the_fly ? v.template operator()<HexMassExact<true, MaxN, N1, M1>>()
+                        : v.template operator()<HexMassExact<false, MaxN, N1, M1>>();
+    };
+    if (nd1 == 4) return exact.template operator()<6, 4, 5>();
+    if (nd1 == 5) return exact.template operator()<6, 5, 6>();
+    return exact.template operator()<8, 6, 7>();
   }
   if (operator_columns(g, diffusion, nd1, nq1, nodal, comps)) {
     if (nd1 == 5)

@@ -475,9 +475,13 @@ TESSERA_INTERP_UNROLL
 
 /// out = T in for a table in even-odd form with mirror sign S (pair_table): E = Te e, O = To o,
 /// out[o] = E + O, out[m-1-o] = S (E - O). Straight-line code over the bound's half sizes
-/// (the tables' zeros past the run-time sizes).
+/// (the tables' zeros past the run-time sizes). Kernels with their sizes fixed at compile time
+/// pass the line's input count n, a constant there: the input pairs past it are then left out
+/// instead of multiplied by zeros (the outputs past the line are dead code the compiler drops).
+/// With a run-time n the test would be a branch per pair; the other kernels leave it out.
 template <int S, int MaxN>
-TESSERA_HOST_DEVICE inline LineHalves<MaxN> pair_contract(const PairTable<MaxN>& T, const LinePairs<MaxN>& in) {
+TESSERA_HOST_DEVICE inline LineHalves<MaxN> pair_contract(const PairTable<MaxN>& T, const LinePairs<MaxN>& in,
+                                                          int n = MaxN + 1) {
   constexpr int H = (MaxN + 1) / 2;
   double E[H], O[H];
 TESSERA_INTERP_UNROLL
@@ -487,11 +491,12 @@ TESSERA_INTERP_UNROLL
   }
 TESSERA_INTERP_UNROLL
   for (int k = 1; k < H; ++k)
+    if (2 * k < n)
 TESSERA_INTERP_UNROLL
-    for (int o = 0; o < H; ++o) {
-      E[o] += T.v[0][k * H + o] * in.e[k];
-      O[o] += T.v[1][k * H + o] * in.o[k];
-    }
+      for (int o = 0; o < H; ++o) {
+        E[o] += T.v[0][k * H + o] * in.e[k];
+        O[o] += T.v[1][k * H + o] * in.o[k];
+      }
   LineHalves<MaxN> out;
 TESSERA_INTERP_UNROLL
   for (int o = 0; o < H; ++o) {
@@ -503,12 +508,13 @@ TESSERA_INTERP_UNROLL
 
 /// A whole line product from memory to memory: src (n inputs, stride ss) through T (mirror sign
 /// S) into dst (m outputs, stride ds). In place when dst is src.
-template <int S, int MaxN>
+/// Exact: n is a compile-time constant (pair_contract leaves out the pairs past it).
+template <int S, int MaxN, bool Exact = false>
 TESSERA_HOST_DEVICE inline void line_product(const PairTable<MaxN>& T, const double* src, int ss, int n, double* dst,
                                              int ds, int m) {
   LinePairs<MaxN> in;
   in.load(src, ss, n);
-  pair_contract<S>(T, in).store(dst, ds, m);
+  pair_contract<S>(T, in, Exact ? n : MaxN + 1).store(dst, ds, m);
 }
 
 /// det J of a first-order hexahedron along its x line (eta, zeta), from the monomial
@@ -537,37 +543,43 @@ TESSERA_INTERP_UNROLL
 /// The forward z and y stages of the line kernels, from the gathered values u (n1, n1, n1):
 /// T1(qz, j, i) = sum_k B(k, qz) u(k, j, i) by lines (j, i), a barrier, and T2(qz, qy, i) =
 /// sum_j B(j, qy) T1(qz, j, i) by lines (qz, i), in rows of Rn (no barrier after).
-template <int MaxN>
+/// N1, M1 > 0: the sizes fixed at compile time (ExactSizes), else a.nd1, a.nq1.
+template <int MaxN, int N1 = 0, int M1 = 0>
 TESSERA_HOST_DEVICE inline void lines_forward_zy(TeamContext& ctx, const Args& a, bool valid, const LineTables<MaxN>& t,
                                                  const double* u, double* T1, double* T2, int Rn) {
-  const int n1 = a.nd1, m1 = a.nq1, n2 = n1 * n1;
+  constexpr bool Exact = N1 > 0;
+  const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, n2 = n1 * n1;
   if (valid)
     for (int j : ctx.threads_y(n1))
-      for (int i : ctx.threads_x(n1)) line_product<1>(t.Bf, &u[j * n1 + i], n2, n1, &T1[j * n1 + i], n2, m1);
+      for (int i : ctx.threads_x(n1))
+        line_product<1, MaxN, Exact>(t.Bf, &u[j * n1 + i], n2, n1, &T1[j * n1 + i], n2, m1);
   ctx.sync();
   if (valid)
     for (int qz : ctx.threads_y(m1))
-      for (int i : ctx.threads_x(n1)) line_product<1>(t.Bf, &T1[qz * n2 + i], n1, n1, &T2[qz * m1 * Rn + i], Rn, m1);
+      for (int i : ctx.threads_x(n1))
+        line_product<1, MaxN, Exact>(t.Bf, &T1[qz * n2 + i], n1, n1, &T2[qz * m1 * Rn + i], Rn, m1);
 }
 
 /// The transposed y and z stages of the line kernels and the scatter: T1(qz, j, i) = sum_qy
 /// B(j, qy) T2(qz, qy, i) by lines (qz, i), a barrier, and y(k, j, i) += sum_qz B(k, qz)
 /// T1(qz, j, i) by lines (j, i) into store_result.
-template <int MaxN>
+template <int MaxN, int N1 = 0, int M1 = 0>
 TESSERA_HOST_DEVICE inline void lines_transpose_yz(TeamContext& ctx, const Args& a, bool valid, const LineTables<MaxN>& t,
                                                    const double* T2, double* T1, int Rn, const int* el_idxs, index_t e,
                                                    int c) {
-  const int n1 = a.nd1, m1 = a.nq1, n2 = n1 * n1;
+  constexpr bool Exact = N1 > 0;
+  const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, n2 = n1 * n1;
   if (valid)
     for (int qz : ctx.threads_y(m1))
-      for (int i : ctx.threads_x(n1)) line_product<1>(t.Bt, &T2[qz * m1 * Rn + i], Rn, m1, &T1[qz * n2 + i], n1, n1);
+      for (int i : ctx.threads_x(n1))
+        line_product<1, MaxN, Exact>(t.Bt, &T2[qz * m1 * Rn + i], Rn, m1, &T1[qz * n2 + i], n1, n1);
   ctx.sync();
   if (valid)
     for (int j : ctx.threads_y(n1))
       for (int i : ctx.threads_x(n1)) {
         LinePairs<MaxN> in;
         in.load(&T1[j * n1 + i], n2, m1);
-        const auto out = pair_contract<1>(t.Bt, in);
+        const auto out = pair_contract<1>(t.Bt, in, Exact ? m1 : MaxN + 1);
         const int top = ((n1 - 1) * n1 + j) * n1 + i;  // node (n1 - 1, j, i); k steps down by n2
 TESSERA_INTERP_UNROLL
         for (int k = 0; k < LinePairs<MaxN>::H; ++k) {
@@ -600,9 +612,12 @@ TESSERA_HOST_DEVICE constexpr int hex_matmul_q_size(int n1, int m1) {
 /// T1; the transposed z and the scatter. Stored w det J is copied to Ws (rows of
 /// line_row(m1)) with cp.async during the z and y stages, once per element; on the fly the
 /// block keeps the rule's weights in Wq (the same rows) and det J comes from line_determinant.
-template <bool OnTheFly, int MaxN>
+/// N1, M1 > 0: the nodes and points per direction fixed at compile time (ExactSizes; they must
+/// equal a.nd1, a.nq1), so that every stride and line length is a constant.
+template <bool OnTheFly, int MaxN, int N1 = 0, int M1 = 0>
 TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const LineTables<MaxN>& t) {
-  const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, nq = a.nq, n2 = n1 * n1;
+  constexpr bool Exact = N1 > 0;
+  const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, nd = n1 * n1 * n1, nq = m1 * m1 * m1, n2 = n1 * n1;
   const int R = line_row(n1), Rw = line_row(m1);
   auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);
   auto Wq = ctx.shared_common<double>(OnTheFly ? m1 * m1 * Rw : 0);
@@ -631,7 +646,7 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
               copy_async(ctx, &Ws[(qz * m1 + qy) * Rw + qx], &a.qdata[e * nq + (qz * m1 + qy) * m1 + qx]);
       async_commit();
     }
-    lines_forward_zy<MaxN>(ctx, a, valid, t, u, T1.data(), T2.data(), R);
+    lines_forward_zy<MaxN, N1, M1>(ctx, a, valid, t, u, T1.data(), T2.data(), R);
     if constexpr (!OnTheFly) async_wait(false);
     ctx.sync();
     // x, the point factor and the transposed x along the rows of T2, in place
@@ -645,7 +660,7 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
           if constexpr (OnTheFly) line_determinant(Xc.data(), xq[qy], xq[qz], d);
           LinePairs<MaxN> in;
           in.load(row, 1, n1);
-          auto v = pair_contract<1>(t.Bf, in);
+          auto v = pair_contract<1>(t.Bf, in, Exact ? n1 : MaxN + 1);
 TESSERA_INTERP_UNROLL
           for (int qx = 0; qx < LinePairs<MaxN>::H; ++qx) {
             if (2 * qx >= m1) {  // past the line: the tables gave zeros, and w is not read
@@ -661,11 +676,11 @@ TESSERA_INTERP_UNROLL
             }
           }
           in.set(v.lo, v.hi);
-          pair_contract<1>(t.Bt, in).store(row, 1, n1);
+          pair_contract<1>(t.Bt, in, Exact ? m1 : MaxN + 1).store(row, 1, n1);
         }
     ctx.sync();
     const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
-    lines_transpose_yz<MaxN>(ctx, a, valid, t, T2.data(), T1.data(), R, el_idxs, e, c);
+    lines_transpose_yz<MaxN, N1, M1>(ctx, a, valid, t, T2.data(), T1.data(), R, el_idxs, e, c);
   });
 }
 
@@ -2058,6 +2073,11 @@ ThreadElementLayout operator_thread_element_layout(Geometry g, bool diffusion, b
 /// these sizes: n1, m1 <= 16 and TESSERA_OPERATOR_MATMUL=1 (opt-in, on every backend: on the
 /// H100 it ran at 0.14-0.89x of the line kernels, docs/benchmarks/operators.md).
 bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1);
+/// Whether the hexahedron mass operator for these sizes runs the line kernel with its sizes fixed
+/// at compile time (HexMassExact): n1 = 4, 5, 6 nodes with n1 + 1 points per direction (p = 3,
+/// 4, 5 with q = p + 2); not when TESSERA_OPERATOR_BOUND is set, with the matrix products, or
+/// with TESSERA_OPERATOR_EXACT=0 (comparisons).
+bool operator_exact_sizes(Geometry g, bool diffusion, int nd1, int nq1);
 /// Whether the kernel that launch_operator picks for these sizes declares items_may_spill
 /// (core/team.hpp): its element buffers then go to device memory when they do not fit the
 /// block's shared memory (the run-time-size kernels, above 16 nodes or points per direction:

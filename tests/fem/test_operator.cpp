@@ -17,6 +17,12 @@
 
 using namespace tessera;
 using namespace tessera::fem;
+
+// From the internal src/fem/operator_kernels.hpp (declared here rather than included: that
+// header would compile every kernel template into this file).
+namespace tessera::fem::interp_detail {
+bool operator_exact_sizes(Geometry g, bool diffusion, int nd1, int nq1);
+}
 using tessera::fem::test::random_vector;
 
 namespace {
@@ -573,6 +579,32 @@ TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
   std::erase_if(cases, [](const OperatorCase& k) { return k.p >= 12; });
 #endif
   expect_cases_match_assembled(mesh, cases, exec());
+}
+
+TEST_P(OperatorTest, HexahedronMassWithSizesFixedAtCompileTimeEqualsAssembled) {
+  // Mass with q = p + 2 at p = 3, 4, 5 (4, 5, 6 nodes and 5, 6, 7 points per direction) runs
+  // the line kernel with those sizes fixed at compile time (HexMassExact; operator_exact_sizes),
+  // on every backend. Its input products leave out the tables' zero pairs: p = 3 and 5 have
+  // one pair fewer than their bounds (6, 8). 1 and 3 components, stored and on the fly, one and
+  // three elements per item over 12 trilinear elements (several items and blocks), against the
+  // host quadrature summed point by point.
+  const Mesh mesh = distorted_mesh("box:hex:3x2x2");
+  for (int p : {3, 4, 5}) {
+    ASSERT_TRUE(interp_detail::operator_exact_sizes(Geometry::Hexahedron, false, p + 1, p + 2) ||
+                std::getenv("TESSERA_OPERATOR_EXACT") || std::getenv("TESSERA_OPERATOR_BOUND"))
+        << "p = " << p << " no longer takes the compile-time-size kernel: this test would not reach it";
+    for (int comps : {1, 3})
+      for (int per_item : {1, 3})
+        for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
+          SCOPED_TRACE("p=" + std::to_string(p) + " c=" + std::to_string(comps) + " per item " +
+                       std::to_string(per_item) + " " + name(gs));
+          const H1Space space(mesh, p, comps);
+          OperatorOptions opt;
+          opt.geometry = gs;
+          opt.elements_per_item = per_item;
+          expect_matches_assembled(space, OperatorKind::Mass, exec(), opt, /*matrix=*/false);
+        }
+  }
 }
 
 TEST_P(OperatorTest, QuadrilateralHigherOrdersEqualAssembled) {
