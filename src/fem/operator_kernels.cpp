@@ -33,21 +33,6 @@ struct HexOperator {
   }
 };
 
-/// Hexahedron mass by lines with the nodes and points per direction fixed at compile time (N1,
-/// M1; operator_exact_sizes): the line kernel of bound MaxN with every stride and line length a
-/// constant and no multiply-add by the tables' zero padding. Same shared layout (Policy) as the
-/// bound's kernel.
-template <bool OnTheFly, int MaxN, int N1, int M1>
-struct HexMassExact {
-  using Policy = HexPolicy<false, OnTheFly, MaxN, false>;
-  static_assert(Policy::lines && N1 <= MaxN && M1 <= MaxN);
-  static constexpr int max_registers = Policy::max_registers;
-  static constexpr bool items_may_spill = false;
-  Args a;
-  LineTables<MaxN> t{};  // launch_operator fills them
-  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { hex_mass_lines<OnTheFly, MaxN, N1, M1>(ctx, a, t); }
-};
-
 /// Hexahedron mass by small matrix products (hex_mass_matmul), MaxK = 8 or 16: two warps per
 /// element on the GPU.
 template <bool OnTheFly, int MaxK>
@@ -130,14 +115,21 @@ int forced_bound() {
 }
 }  // namespace
 
-bool operator_exact_sizes(Geometry g, bool diffusion, int nd1, int nq1) {
-  if (g != Geometry::Hexahedron || diffusion || forced_bound() >= 0 || operator_matmul(g, diffusion, nd1, nq1))
-    return false;
+bool operator_exact_sizes(Geometry g, bool diffusion, int nd1, int nq1, bool nodal) {
+  if (g != Geometry::Hexahedron || forced_bound() >= 0 || operator_matmul(g, diffusion, nd1, nq1)) return false;
   static const bool off = [] {
     const char* e = std::getenv("TESSERA_OPERATOR_EXACT");
     return e && *e && std::atoi(e) == 0;
   }();
-  return !off && nq1 == nd1 + 1 && nd1 >= 4 && nd1 <= 6;
+  if (off) return false;
+  // H200, 8M DOFs, same run against the bound's kernels (two rounds; docs/benchmarks/
+  // operators.md): q = p + 2, mass at p = 3..6 BP1 stored 1.10-1.17x, on the fly 1.11-1.22x,
+  // BP2 1.12-1.24x; diffusion at p = 2..6 BP3 stored 1.00-1.16x, on the fly 1.06-1.13x, BP4
+  // 1.02-1.14x
+  if (nq1 == nd1 + 1 && !nodal) return nd1 >= (diffusion ? 3 : 4) && nd1 <= 7;
+  // the points at the nodes at p = 6, 7: BP5 stored 1.18x, 1.03x, on the fly 1.08x, 1.04x, BP6
+  // 1.00-1.10x; not at p = 4, 5 (BP5 stored 0.99x, 0.96x)
+  return diffusion && nodal && nq1 == nd1 && nd1 >= 7 && nd1 <= 8;
 }
 
 bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1) {
@@ -227,15 +219,6 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
     return on_the_fly ? v.template operator()<HexThreadElement<2, false, true>>()
                       : v.template operator()<HexThreadElement<2, false, false>>();
   }
-  if (operator_exact_sizes(g, diffusion, nd1, nq1)) {
-    const auto exact = [&]<int MaxN, int N1, int M1>() {
-      return on_the_fly ? v.template operator()<HexMassExact<true, MaxN, N1, M1>>()
-                        : v.template operator()<HexMassExact<false, MaxN, N1, M1>>();
-    };
-    if (nd1 == 4) return exact.template operator()<6, 4, 5>();
-    if (nd1 == 5) return exact.template operator()<6, 5, 6>();
-    return exact.template operator()<8, 6, 7>();
-  }
   if (operator_columns(g, diffusion, nd1, nq1, nodal, comps)) {
     if (nd1 == 5)
       return on_the_fly ? v.template operator()<HexColumnNodal<5, true>>() : v.template operator()<HexColumnNodal<5, false>>();
@@ -269,6 +252,13 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
 }
 
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a) {
+  // the compile-time-size kernels (operator_kernels_exact.cpp): their sizes are served by none of
+  // the kernels with_operator_kernel picks ahead of the bound's (thread per element, columns,
+  // matrix products), whose type it gives for the shape queries (the same Policy)
+  if (operator_exact_sizes(g, diffusion, a.nd1, a.nq1, a.nodal_points)) {
+    launch_operator_exact(label, exec, t, diffusion, a);
+    return;
+  }
   with_operator_kernel(g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, a.comps, a.idx == nullptr, [&]<class K>() {
     K k{a};
     if constexpr (requires { K::column_tables; }) {
@@ -313,6 +303,8 @@ ThreadElementLayout operator_thread_element_layout(Geometry g, bool diffusion, b
 
 int operator_max_threads(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                          bool nodal_points, int comps, bool element) {
+  if (operator_exact_sizes(g, diffusion, nd1, nq1, nodal_points))
+    return operator_exact_max_threads(exec, diffusion, on_the_fly, nd1, nq1, nodal_points);
   return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element,
                               [&]<class K>() { return team_max_threads<K>(exec); });
 }

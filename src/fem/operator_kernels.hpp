@@ -475,13 +475,11 @@ TESSERA_INTERP_UNROLL
 
 /// out = T in for a table in even-odd form with mirror sign S (pair_table): E = Te e, O = To o,
 /// out[o] = E + O, out[m-1-o] = S (E - O). Straight-line code over the bound's half sizes
-/// (the tables' zeros past the run-time sizes). Kernels with their sizes fixed at compile time
-/// pass the line's input count n, a constant there: the input pairs past it are then left out
-/// instead of multiplied by zeros (the outputs past the line are dead code the compiler drops).
-/// With a run-time n the test would be a branch per pair; the other kernels leave it out.
-template <int S, int MaxN>
-TESSERA_HOST_DEVICE inline LineHalves<MaxN> pair_contract(const PairTable<MaxN>& T, const LinePairs<MaxN>& in,
-                                                          int n = MaxN + 1) {
+/// (the tables' zeros past the run-time sizes). K: the input pairs summed, ceil(n / 2) for the
+/// kernels with their sizes fixed at compile time (the pairs past the line are left out instead
+/// of multiplied by zeros; the outputs past it are dead code the compiler drops), else all.
+template <int S, int MaxN, int K = (MaxN + 1) / 2>
+TESSERA_HOST_DEVICE inline LineHalves<MaxN> pair_contract(const PairTable<MaxN>& T, const LinePairs<MaxN>& in) {
   constexpr int H = (MaxN + 1) / 2;
   double E[H], O[H];
 TESSERA_INTERP_UNROLL
@@ -490,13 +488,12 @@ TESSERA_INTERP_UNROLL
     O[o] = T.v[1][o] * in.o[0];
   }
 TESSERA_INTERP_UNROLL
-  for (int k = 1; k < H; ++k)
-    if (2 * k < n)
+  for (int k = 1; k < K; ++k)
 TESSERA_INTERP_UNROLL
-      for (int o = 0; o < H; ++o) {
-        E[o] += T.v[0][k * H + o] * in.e[k];
-        O[o] += T.v[1][k * H + o] * in.o[k];
-      }
+    for (int o = 0; o < H; ++o) {
+      E[o] += T.v[0][k * H + o] * in.e[k];
+      O[o] += T.v[1][k * H + o] * in.o[k];
+    }
   LineHalves<MaxN> out;
 TESSERA_INTERP_UNROLL
   for (int o = 0; o < H; ++o) {
@@ -508,13 +505,13 @@ TESSERA_INTERP_UNROLL
 
 /// A whole line product from memory to memory: src (n inputs, stride ss) through T (mirror sign
 /// S) into dst (m outputs, stride ds). In place when dst is src.
-/// Exact: n is a compile-time constant (pair_contract leaves out the pairs past it).
-template <int S, int MaxN, bool Exact = false>
+/// K: pair_contract's input pairs.
+template <int S, int MaxN, int K = (MaxN + 1) / 2>
 TESSERA_HOST_DEVICE inline void line_product(const PairTable<MaxN>& T, const double* src, int ss, int n, double* dst,
                                              int ds, int m) {
   LinePairs<MaxN> in;
   in.load(src, ss, n);
-  pair_contract<S>(T, in, Exact ? n : MaxN + 1).store(dst, ds, m);
+  pair_contract<S, MaxN, K>(T, in).store(dst, ds, m);
 }
 
 /// det J of a first-order hexahedron along its x line (eta, zeta), from the monomial
@@ -543,7 +540,12 @@ TESSERA_INTERP_UNROLL
 /// The forward z and y stages of the line kernels, from the gathered values u (n1, n1, n1):
 /// T1(qz, j, i) = sum_k B(k, qz) u(k, j, i) by lines (j, i), a barrier, and T2(qz, qy, i) =
 /// sum_j B(j, qy) T1(qz, j, i) by lines (qz, i), in rows of Rn (no barrier after).
-/// N1, M1 > 0: the sizes fixed at compile time (ExactSizes), else a.nd1, a.nq1.
+/// The input pairs of a line of n entries where n is fixed at compile time (n > 0), else every
+/// pair of the bound (pair_contract's K).
+template <int MaxN>
+TESSERA_HOST_DEVICE constexpr int line_pairs(int n) { return n > 0 ? (n + 1) / 2 : (MaxN + 1) / 2; }
+
+/// N1, M1 > 0: the sizes fixed at compile time (HexExact), else a.nd1, a.nq1.
 template <int MaxN, int N1 = 0, int M1 = 0>
 TESSERA_HOST_DEVICE inline void lines_forward_zy(TeamContext& ctx, const Args& a, bool valid, const LineTables<MaxN>& t,
                                                  const double* u, double* T1, double* T2, int Rn) {
@@ -552,12 +554,12 @@ TESSERA_HOST_DEVICE inline void lines_forward_zy(TeamContext& ctx, const Args& a
   if (valid)
     for (int j : ctx.threads_y(n1))
       for (int i : ctx.threads_x(n1))
-        line_product<1, MaxN, Exact>(t.Bf, &u[j * n1 + i], n2, n1, &T1[j * n1 + i], n2, m1);
+        line_product<1, MaxN, line_pairs<MaxN>(N1)>(t.Bf, &u[j * n1 + i], n2, n1, &T1[j * n1 + i], n2, m1);
   ctx.sync();
   if (valid)
     for (int qz : ctx.threads_y(m1))
       for (int i : ctx.threads_x(n1))
-        line_product<1, MaxN, Exact>(t.Bf, &T1[qz * n2 + i], n1, n1, &T2[qz * m1 * Rn + i], Rn, m1);
+        line_product<1, MaxN, line_pairs<MaxN>(N1)>(t.Bf, &T1[qz * n2 + i], n1, n1, &T2[qz * m1 * Rn + i], Rn, m1);
 }
 
 /// The transposed y and z stages of the line kernels and the scatter: T1(qz, j, i) = sum_qy
@@ -572,14 +574,14 @@ TESSERA_HOST_DEVICE inline void lines_transpose_yz(TeamContext& ctx, const Args&
   if (valid)
     for (int qz : ctx.threads_y(m1))
       for (int i : ctx.threads_x(n1))
-        line_product<1, MaxN, Exact>(t.Bt, &T2[qz * m1 * Rn + i], Rn, m1, &T1[qz * n2 + i], n1, n1);
+        line_product<1, MaxN, line_pairs<MaxN>(M1)>(t.Bt, &T2[qz * m1 * Rn + i], Rn, m1, &T1[qz * n2 + i], n1, n1);
   ctx.sync();
   if (valid)
     for (int j : ctx.threads_y(n1))
       for (int i : ctx.threads_x(n1)) {
         LinePairs<MaxN> in;
         in.load(&T1[j * n1 + i], n2, m1);
-        const auto out = pair_contract<1>(t.Bt, in, Exact ? m1 : MaxN + 1);
+        const auto out = pair_contract<1, MaxN, line_pairs<MaxN>(M1)>(t.Bt, in);
         const int top = ((n1 - 1) * n1 + j) * n1 + i;  // node (n1 - 1, j, i); k steps down by n2
 TESSERA_INTERP_UNROLL
         for (int k = 0; k < LinePairs<MaxN>::H; ++k) {
@@ -617,7 +619,8 @@ TESSERA_HOST_DEVICE constexpr int hex_matmul_q_size(int n1, int m1) {
 template <bool OnTheFly, int MaxN, int N1 = 0, int M1 = 0>
 TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const LineTables<MaxN>& t) {
   constexpr bool Exact = N1 > 0;
-  const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, nd = n1 * n1 * n1, nq = m1 * m1 * m1, n2 = n1 * n1;
+  const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, nd = Exact ? N1 * N1 * N1 : a.nd,
+            nq = Exact ? M1 * M1 * M1 : a.nq, n2 = n1 * n1;
   const int R = line_row(n1), Rw = line_row(m1);
   auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);
   auto Wq = ctx.shared_common<double>(OnTheFly ? m1 * m1 * Rw : 0);
@@ -660,7 +663,7 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
           if constexpr (OnTheFly) line_determinant(Xc.data(), xq[qy], xq[qz], d);
           LinePairs<MaxN> in;
           in.load(row, 1, n1);
-          auto v = pair_contract<1>(t.Bf, in, Exact ? n1 : MaxN + 1);
+          auto v = pair_contract<1, MaxN, line_pairs<MaxN>(N1)>(t.Bf, in);
 TESSERA_INTERP_UNROLL
           for (int qx = 0; qx < LinePairs<MaxN>::H; ++qx) {
             if (2 * qx >= m1) {  // past the line: the tables gave zeros, and w is not read
@@ -676,7 +679,7 @@ TESSERA_INTERP_UNROLL
             }
           }
           in.set(v.lo, v.hi);
-          pair_contract<1>(t.Bt, in, Exact ? m1 : MaxN + 1).store(row, 1, n1);
+          pair_contract<1, MaxN, line_pairs<MaxN>(M1)>(t.Bt, in).store(row, 1, n1);
         }
     ctx.sync();
     const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
@@ -1275,12 +1278,12 @@ TESSERA_INTERP_UNROLL
 /// point (y, x) of the other two directions (x lines: (qz, qy) = (x, y)): D (or with Transposed
 /// D^T) along the line of src (point data in rows of sr) into dst (rows of R); in place when
 /// dst is src.
-template <int MaxN, bool Transposed>
+template <int MaxN, bool Transposed, int K = (MaxN + 1) / 2>
 TESSERA_HOST_DEVICE inline void derivative_line(const LineTables<MaxN>& t, int m1, int d, int y, int x,
                                                 const double* src, int sr, double* dst, int R) {
   const auto at = [&](int r) { return d == 0 ? (x * m1 + y) * r : d == 1 ? y * m1 * r + x : y * r + x; };
   const auto step = [&](int r) { return d == 0 ? 1 : d == 1 ? r : m1 * r; };
-  line_product<-1>(Transposed ? t.Dt : t.Df, &src[at(sr)], step(sr), m1, &dst[at(R)], step(R), m1);
+  line_product<-1, MaxN, K>(Transposed ? t.Dt : t.Df, &src[at(sr)], step(sr), m1, &dst[at(R)], step(R), m1);
 }
 
 /// A thread's derivative lines through (y, x) in directions d0..2: direction d reads src + d *
@@ -1289,7 +1292,7 @@ TESSERA_HOST_DEVICE inline void derivative_line(const LineTables<MaxN>& t, int m
 /// lines at once (stored Gauss-Lobatto diffusion at bound 12: 139 registers, 89 rolled; at
 /// bound 10 it spilled under its cap of 128). The Gauss kernels (two directions) keep theirs
 /// unrolled: rolled, the one on the fly at bound 8 reached its cap and spilled.
-template <int MaxN, bool Transposed, bool OneAtATime>
+template <int MaxN, bool Transposed, bool OneAtATime, int K = (MaxN + 1) / 2>
 TESSERA_HOST_DEVICE inline void derivative_lines(const LineTables<MaxN>& t, int m1, int d0, int y, int x,
                                                  const double* src, int sr, int src_step, double* dst, int R,
                                                  int dst_step) {
@@ -1299,7 +1302,7 @@ TESSERA_HOST_DEVICE inline void derivative_lines(const LineTables<MaxN>& t, int 
 TESSERA_INTERP_UNROLL
 #endif
   for (int d = d0; d < 3; ++d)
-    derivative_line<MaxN, Transposed>(t, m1, d, y, x, src + d * src_step, sr, dst + d * dst_step, R);
+    derivative_line<MaxN, Transposed, K>(t, m1, d, y, x, src + d * src_step, sr, dst + d * dst_step, R);
 }
 
 /// Bounded hexahedron diffusion by lines (collocated gradients): the line tables' D(r, a) =
@@ -1313,9 +1316,12 @@ TESSERA_INTERP_UNROLL
 /// J^-1 J^-T applied point by point in place (stored, or from the vertices on the fly), the
 /// transposed derivatives along the same lines in place, and their sum at each point: the
 /// result at the nodes (Nodal), or transposed back by x, y and z lines and scattered.
-template <bool OnTheFly, int MaxN, bool Nodal>
+/// N1, M1 > 0: the sizes fixed at compile time, as in hex_mass_lines.
+template <bool OnTheFly, int MaxN, bool Nodal, int N1 = 0, int M1 = 0>
 TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, const LineTables<MaxN>& t) {
-  const int n1 = a.nd1, m1 = a.nq1, nd = a.nd;
+  constexpr bool Exact = N1 > 0;
+  const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, nd = Exact ? N1 * N1 * N1 : a.nd;
+  constexpr int KN = line_pairs<MaxN>(N1), KM = line_pairs<MaxN>(M1);  // pair_contract's input pairs
   const int R = line_row(m1), Rn = line_row(n1), np = m1 * m1 * R;
   constexpr int U = Nodal ? MaxN + 1 : 0;  // the gathered values' rows (Nodal: x lines read them)
   auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);
@@ -1343,17 +1349,17 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
     const double* Vp = u;  // the point values, rows of vr
     int vr = U;
     if constexpr (!Nodal) {
-      lines_forward_zy<MaxN>(ctx, a, valid, t, u, X.data(), T2f, Rn);
+      lines_forward_zy<MaxN, N1, M1>(ctx, a, valid, t, u, X.data(), T2f, Rn);
       ctx.sync();
       if (valid)  // x: V(qz, qy, qx), and its x derivative into G0; lines (qz, qy)
         for (int qz : ctx.threads_y(m1))
           for (int qy : ctx.threads_x(m1)) {
             LinePairs<MaxN> in;
             in.load(&T2f[(qz * m1 + qy) * Rn], 1, n1);
-            const auto v = pair_contract<1>(t.Bf, in);
+            const auto v = pair_contract<1, MaxN, KN>(t.Bf, in);
             v.store(&V[(qz * m1 + qy) * R], 1, m1);
             in.set(v.lo, v.hi);  // the values' pairs (past m1 zeros: the tables' zeros)
-            pair_contract<-1>(t.Df, in).store(&G[(qz * m1 + qy) * R], 1, m1);
+            pair_contract<-1, MaxN, KM>(t.Df, in).store(&G[(qz * m1 + qy) * R], 1, m1);
           }
       ctx.sync();
       Vp = V;
@@ -1364,7 +1370,7 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
     if (valid)
       for (int y : ctx.threads_y(m1))
         for (int x : ctx.threads_x(m1))
-          derivative_lines<MaxN, false, Nodal>(t, m1, d0, y, x, Vp, vr, 0, G.data(), R, np);
+          derivative_lines<MaxN, false, Nodal, KM>(t, m1, d0, y, x, Vp, vr, 0, G.data(), R, np);
     ctx.sync();
     // D G at each point, in place
     if (valid)
@@ -1389,7 +1395,7 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
     if (valid)
       for (int y : ctx.threads_y(m1))
         for (int x : ctx.threads_x(m1))
-          derivative_lines<MaxN, true, Nodal>(t, m1, d0, y, x, G.data(), R, np, G.data(), R, np);
+          derivative_lines<MaxN, true, Nodal, KM>(t, m1, d0, y, x, G.data(), R, np, G.data(), R, np);
     ctx.sync();
     const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
     if constexpr (Nodal) {
@@ -1407,7 +1413,7 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
             const int row = (qz * m1 + qy) * R, top = row + m1 - 1;
             LinePairs<MaxN> in;
             in.load(&G[row], 1, m1);
-            auto g = pair_contract<-1>(t.Dt, in);
+            auto g = pair_contract<-1, MaxN, KM>(t.Dt, in);
 TESSERA_INTERP_UNROLL
             for (int qx = 0; qx < LinePairs<MaxN>::H; ++qx) {
               if (2 * qx >= m1) {  // past the line (the tables gave zeros)
@@ -1418,10 +1424,10 @@ TESSERA_INTERP_UNROLL
               g.hi[qx] += G[np + top - qx] + G[2 * np + top - qx];
             }
             in.set(g.lo, g.hi);
-            pair_contract<1>(t.Bt, in).store(&T2t[(qz * m1 + qy) * Rn], 1, n1);
+            pair_contract<1, MaxN, KM>(t.Bt, in).store(&T2t[(qz * m1 + qy) * Rn], 1, n1);
           }
       ctx.sync();
-      lines_transpose_yz<MaxN>(ctx, a, valid, t, T2t, T1t, Rn, el_idxs, e, c);
+      lines_transpose_yz<MaxN, N1, M1>(ctx, a, valid, t, T2t, T1t, Rn, el_idxs, e, c);
     }
   }, [&](int, int c, index_t e) {
     // the element's 6 numbers per point, read at the D G stage, reach L2 during the previous
@@ -2073,11 +2079,19 @@ ThreadElementLayout operator_thread_element_layout(Geometry g, bool diffusion, b
 /// these sizes: n1, m1 <= 16 and TESSERA_OPERATOR_MATMUL=1 (opt-in, on every backend: on the
 /// H100 it ran at 0.14-0.89x of the line kernels, docs/benchmarks/operators.md).
 bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1);
-/// Whether the hexahedron mass operator for these sizes runs the line kernel with its sizes fixed
-/// at compile time (HexMassExact): n1 = 4, 5, 6 nodes with n1 + 1 points per direction (p = 3,
-/// 4, 5 with q = p + 2); not when TESSERA_OPERATOR_BOUND is set, with the matrix products, or
-/// with TESSERA_OPERATOR_EXACT=0 (comparisons).
-bool operator_exact_sizes(Geometry g, bool diffusion, int nd1, int nq1);
+/// Whether the hexahedron operator for these sizes runs its line kernel with the sizes fixed at
+/// compile time (HexExact): q = p + 2 (n1 nodes, n1 + 1 points per direction) mass at p = 3..6
+/// and diffusion at p = 2..6, and diffusion with the points at the nodes (nodal) at p = 6, 7;
+/// not when TESSERA_OPERATOR_BOUND is set, with the matrix products, or with
+/// TESSERA_OPERATOR_EXACT=0 (comparisons). The one-thread-per-element and column kernels take
+/// precedence where they serve (operator_thread_element, operator_columns).
+bool operator_exact_sizes(Geometry g, bool diffusion, int nd1, int nq1, bool nodal);
+/// Launches the compile-time-size kernel of a.nd1, a.nq1 (operator_exact_sizes must hold), and
+/// the most threads per block it can use (operator_kernels_exact.cpp: its own translation unit,
+/// compiled beside operator_kernels.cpp). Every other query (operator_rows, ...) answers with
+/// the bound's kernel, whose shared layout and launch shape it shares.
+void launch_operator_exact(const char* label, const Exec& exec, const Teams& t, bool diffusion, const Args& a);
+int operator_exact_max_threads(const Exec& exec, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal);
 /// Whether the kernel that launch_operator picks for these sizes declares items_may_spill
 /// (core/team.hpp): its element buffers then go to device memory when they do not fit the
 /// block's shared memory (the run-time-size kernels, above 16 nodes or points per direction:

@@ -21,7 +21,7 @@ using namespace tessera::fem;
 // From the internal src/fem/operator_kernels.hpp (declared here rather than included: that
 // header would compile every kernel template into this file).
 namespace tessera::fem::interp_detail {
-bool operator_exact_sizes(Geometry g, bool diffusion, int nd1, int nq1);
+bool operator_exact_sizes(Geometry g, bool diffusion, int nd1, int nq1, bool nodal);
 }
 using tessera::fem::test::random_vector;
 
@@ -581,29 +581,42 @@ TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
   expect_cases_match_assembled(mesh, cases, exec());
 }
 
-TEST_P(OperatorTest, HexahedronMassWithSizesFixedAtCompileTimeEqualsAssembled) {
-  // Mass with q = p + 2 at p = 3, 4, 5 (4, 5, 6 nodes and 5, 6, 7 points per direction) runs
-  // the line kernel with those sizes fixed at compile time (HexMassExact; operator_exact_sizes),
-  // on every backend. Its input products leave out the tables' zero pairs: p = 3 and 5 have
-  // one pair fewer than their bounds (6, 8). 1 and 3 components, stored and on the fly, one and
-  // three elements per item over 12 trilinear elements (several items and blocks), against the
-  // host quadrature summed point by point.
+TEST_P(OperatorTest, HexahedronKernelsWithSizesFixedAtCompileTimeEqualAssembled) {
+  // Some sizes run the line kernels with the nodes and points per direction fixed at compile
+  // time (HexExact; operator_exact_sizes), on every backend: q = p + 2 mass at p = 3..6 and
+  // diffusion at p = 2..6, and Gauss-Lobatto diffusion with the points at the nodes at p = 6, 7.
+  // Their input products leave out the tables' zero pairs (q = p + 2 at odd p has one pair
+  // fewer than the bound). Each case with 1 component and 3 elements per item, and with 3
+  // components and 1 per item, stored and on the fly, over 12 trilinear elements (several
+  // items and blocks), against the host quadrature summed point by point.
   const Mesh mesh = distorted_mesh("box:hex:3x2x2");
-  for (int p : {3, 4, 5}) {
-    ASSERT_TRUE(interp_detail::operator_exact_sizes(Geometry::Hexahedron, false, p + 1, p + 2) ||
+  struct Case {
+    OperatorKind kind;
+    int p;
+    QuadratureType type;
+  };
+  std::vector<Case> cases;
+  for (int p = 3; p <= 6; ++p) cases.push_back({OperatorKind::Mass, p, QuadratureType::Gauss});
+  for (int p = 2; p <= 6; ++p) cases.push_back({OperatorKind::Diffusion, p, QuadratureType::Gauss});
+  for (int p = 6; p <= 7; ++p) cases.push_back({OperatorKind::Diffusion, p, QuadratureType::GaussLobatto});
+  for (const Case& k : cases) {
+    const bool nodal = k.type == QuadratureType::GaussLobatto;
+    const int nq1 = nodal ? k.p + 1 : k.p + 2;
+    ASSERT_TRUE(interp_detail::operator_exact_sizes(Geometry::Hexahedron, k.kind == OperatorKind::Diffusion, k.p + 1,
+                                                    nq1, nodal) ||
                 std::getenv("TESSERA_OPERATOR_EXACT") || std::getenv("TESSERA_OPERATOR_BOUND"))
-        << "p = " << p << " no longer takes the compile-time-size kernel: this test would not reach it";
+        << name(k.kind) << " p = " << k.p << " no longer takes a compile-time-size kernel: this test would not reach it";
     for (int comps : {1, 3})
-      for (int per_item : {1, 3})
-        for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
-          SCOPED_TRACE("p=" + std::to_string(p) + " c=" + std::to_string(comps) + " per item " +
-                       std::to_string(per_item) + " " + name(gs));
-          const H1Space space(mesh, p, comps);
-          OperatorOptions opt;
-          opt.geometry = gs;
-          opt.elements_per_item = per_item;
-          expect_matches_assembled(space, OperatorKind::Mass, exec(), opt, /*matrix=*/false);
-        }
+      for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
+        SCOPED_TRACE(std::string(name(k.kind)) + " p=" + std::to_string(k.p) + (nodal ? " Gauss-Lobatto" : " Gauss") +
+                     " c=" + std::to_string(comps) + " " + name(gs));
+        const H1Space space(mesh, k.p, comps);
+        OperatorOptions opt;
+        opt.geometry = gs;
+        opt.quadrature = k.type;
+        opt.elements_per_item = comps == 1 ? 3 : 1;
+        expect_matches_assembled(space, k.kind, exec(), opt, /*matrix=*/false);
+      }
   }
 }
 

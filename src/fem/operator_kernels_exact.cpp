@@ -1,0 +1,71 @@
+// Launches of the hexahedron line kernels with their sizes fixed at compile time
+// (operator_exact_sizes), in a translation unit of their own so that a parallel build compiles
+// them beside operator_kernels.cpp.
+#include "operator_kernels.hpp"
+#include "tessera/core/forall.hpp"
+
+namespace tessera::fem::interp_detail {
+
+/// Hexahedra by lines with the nodes and points per direction fixed at compile time (N1, M1):
+/// the line kernel of bound MaxN (hex_mass_lines, hex_diffusion_lines) with every stride and
+/// line length a constant and no multiply-add by the tables' zero pairs. Same shared layout,
+/// register cap and launch shape (Policy) as the bound's kernel.
+template <bool Diffusion, bool OnTheFly, int MaxN, int N1, int M1, bool Nodal = false>
+struct HexExact {
+  using Policy = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>;
+  static_assert(Policy::lines && N1 <= MaxN && M1 <= MaxN);
+  static constexpr int max_registers = Policy::max_registers;
+  static constexpr bool items_may_spill = false;
+  Args a;
+  LineTables<MaxN> t{};  // launch_operator_exact fills them
+  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
+    if constexpr (Diffusion) hex_diffusion_lines<OnTheFly, MaxN, Nodal, N1, M1>(ctx, a, t);
+    else hex_mass_lines<OnTheFly, MaxN, N1, M1>(ctx, a, t);
+  }
+};
+
+namespace {
+/// Calls v.template operator()<Functor>() with the HexExact of these sizes (the bound as
+/// operator_bound gives it); operator_exact_sizes lists them.
+template <class Visit>
+auto with_exact_kernel(bool diffusion, bool on_the_fly, int nd1, bool nodal, const Visit& v) {
+  const auto exact = [&]<bool D, int MaxN, int N1, int M1, bool Nodal = false>() {
+    return on_the_fly ? v.template operator()<HexExact<D, true, MaxN, N1, M1, Nodal>>()
+                      : v.template operator()<HexExact<D, false, MaxN, N1, M1, Nodal>>();
+  };
+  if (nodal) {
+    if (nd1 == 7) return exact.template operator()<true, 8, 7, 7, true>();
+    return exact.template operator()<true, 8, 8, 8, true>();
+  }
+  const auto gauss = [&]<bool D>() {  // q = p + 2: n1 nodes, n1 + 1 points
+    switch (nd1) {
+      case 3: return exact.template operator()<D, 4, 3, 4>();
+      case 4: return exact.template operator()<D, 6, 4, 5>();
+      case 5: return exact.template operator()<D, 6, 5, 6>();
+      case 6: return exact.template operator()<D, 8, 6, 7>();
+      default: return exact.template operator()<D, 8, 7, 8>();
+    }
+  };
+  return diffusion ? gauss.template operator()<true>() : gauss.template operator()<false>();
+}
+}  // namespace
+
+void launch_operator_exact(const char* label, const Exec& exec, const Teams& t, bool diffusion, const Args& a) {
+  TESSERA_REQUIRE(operator_exact_sizes(Geometry::Hexahedron, diffusion, a.nd1, a.nq1, a.nodal_points),
+                  "fem operator: no compile-time-size kernel for ", a.nd1, " nodes and ", a.nq1,
+                  " points per direction");
+  with_exact_kernel(diffusion, a.on_the_fly, a.nd1, a.nodal_points, [&]<class K>() {
+    K k{a};
+    fill_line_tables(k.t, a);
+    launch(label, exec, t, k);
+    return 0;
+  });
+}
+
+int operator_exact_max_threads(const Exec& exec, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal) {
+  TESSERA_REQUIRE(operator_exact_sizes(Geometry::Hexahedron, diffusion, nd1, nq1, nodal),
+                  "fem operator: no compile-time-size kernel for ", nd1, " nodes and ", nq1, " points per direction");
+  return with_exact_kernel(diffusion, on_the_fly, nd1, nodal, [&]<class K>() { return team_max_threads<K>(exec); });
+}
+
+}  // namespace tessera::fem::interp_detail
