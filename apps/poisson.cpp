@@ -238,14 +238,9 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
   const Constrained C(K, space.exterior_nodes());
   auto f = Array<double, 1>::from("poisson/f", std::span<const double>(fn), exec.space());
   auto ubc = Array<double, 1>::from("poisson/u_bc", std::span<const double>(un), exec.space());
-  Array<double, 1> b("poisson/b", {r.dofs}, exec.space()), rhs("poisson/rhs", {r.dofs}, exec.space());
+  Array<double, 1> b("poisson/b", {r.dofs}, exec.space()), x("poisson/x", {r.dofs}, exec.space());
   M.apply(f.cview(), b.view());  // b = M I(f): the load vector of the interpolated source
-  C.eliminate_rhs(b.cview(), ubc.cview(), rhs.view());
   const auto inv = C.inverse_diagonal();
-  // Start: the boundary data on the boundary, 0 inside.
-  std::vector<double> x0(std::size_t(r.dofs), 0.0);
-  for (index_t n : space.exterior_nodes()) x0[std::size_t(n)] = un[std::size_t(n)];
-  auto x = Array<double, 1>::from("poisson/x", std::span<const double>(x0), exec.space());
   fence("poisson/setup");
   r.setup_s = std::chrono::duration<double>(Clock::now() - t0).count();
 
@@ -261,8 +256,8 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
     std::fprintf(stderr, "\r  CG iteration %6d  relative residual %.3e", it, res);
   };
   const auto t1 = Clock::now();
-  const CgResult cr = cg([&](View<const double, 1> a, View<double, 1> y) { C.apply(a, y); }, inv.cview(),
-                         rhs.cview(), x.view(), exec, co);
+  // CG for the correction to the boundary data (Constrained::solve: the homogeneous system)
+  const CgResult cr = C.solve(b.cview(), ubc.cview(), x.view(), co, inv.cview());
   fence("poisson/solve");
   r.solve_s = std::chrono::duration<double>(Clock::now() - t1).count();
   if (tty) std::fprintf(stderr, "\r%60s\r", "");

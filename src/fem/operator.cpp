@@ -347,6 +347,43 @@ void Constrained::apply(View<const double, 1> x, View<double, 1> y) const {
   forall("fem/constrained_identity", exec, c.size(), TESSERA_LAMBDA(index_t k) { y(c(k)) = x(c(k)); });
 }
 
+void Constrained::apply_homogeneous(View<const double, 1> x, View<double, 1> y) const {
+  auto c = dofs_.cview();
+  A_->apply(x, y);
+  forall("fem/constrained_zero_rows", A_->exec(), c.size(), TESSERA_LAMBDA(index_t k) { y(c(k)) = 0; });
+}
+
+CgResult Constrained::solve(View<const double, 1> b, View<const double, 1> x_bc, View<double, 1> x,
+                            const CgOptions& options, View<const double, 1> inv_diag) const {
+  const Exec& exec = A_->exec();
+  const index_t n = A_->size();
+  TESSERA_REQUIRE(b.size() == n && x_bc.size() == n && x.size() == n, "fem::Constrained::solve: vectors of ",
+                  b.size(), ", ", x_bc.size(), " and ", x.size(), " entries for an operator of ", n);
+  TESSERA_REQUIRE(inv_diag.size() == 0 || inv_diag.size() == n, "fem::Constrained::solve: an inverse diagonal of ",
+                  inv_diag.size(), " entries for an operator of ", n);
+  auto t = tmp_.view();
+  auto c = dofs_.cview();
+  // t = x_bc on the constrained entries, 0 elsewhere (kept: the lift added at the end)
+  forall("fem/constrained_zero_all", exec, n, TESSERA_LAMBDA(index_t i) { t(i) = 0; });
+  forall("fem/constrained_bc", exec, c.size(), TESSERA_LAMBDA(index_t k) { t(c(k)) = x_bc(c(k)); });
+  Array<double, 1> d("constrained_d", {n}, exec.space());
+  auto dv = d.view();
+  A_->apply(tmp_.cview(), dv);
+  forall("fem/constrained_homogeneous_rhs", exec, n, TESSERA_LAMBDA(index_t i) { dv(i) = b(i) - dv(i); });
+  forall("fem/constrained_rhs_zero", exec, c.size(), TESSERA_LAMBDA(index_t k) { dv(c(k)) = 0; });
+  Array<double, 1> own;
+  if (inv_diag.size() == 0) {
+    own = inverse_diagonal();
+    inv_diag = own.cview();
+  }
+  forall("fem/constrained_start", exec, n, TESSERA_LAMBDA(index_t i) { x(i) = 0; });
+  // tmp_ holds the lift: the solver's applies must not use it (apply_homogeneous does not)
+  const CgResult r = cg([&](View<const double, 1> a, View<double, 1> y) { apply_homogeneous(a, y); }, inv_diag,
+                        d.cview(), x, exec, options);
+  forall("fem/constrained_lift", exec, n, TESSERA_LAMBDA(index_t i) { x(i) += t(i); });
+  return r;
+}
+
 void Constrained::eliminate_rhs(View<const double, 1> b, View<const double, 1> x_bc, View<double, 1> out) const {
   const Exec& exec = A_->exec();
   auto t = tmp_.view();

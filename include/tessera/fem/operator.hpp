@@ -166,6 +166,18 @@ class Constrained {
  public:
   Constrained(const H1Operator& A, const std::vector<index_t>& constrained_dofs);
   void apply(View<const double, 1> x, View<double, 1> y) const;
+  /// apply for an x that is zero on the constrained entries (not checked): A x with y's
+  /// constrained entries set to 0, without apply's copy of x (16 bytes per entry less).
+  void apply_homogeneous(View<const double, 1> x, View<double, 1> y) const;
+  /// Solves the constrained system for the right-hand side b and the prescribed values in
+  /// x_bc's constrained entries by Jacobi CG on the homogeneous system: d = b - A x_bc' on the
+  /// free entries and 0 on the constrained ones (x_bc' = x_bc there, 0 elsewhere), CG for
+  /// the correction from 0 (its directions stay 0 on the constrained entries: apply_homogeneous
+  /// serves), then x = x_bc' + correction. x is the result (its input is not used); the
+  /// relative residual is that of the homogeneous system. inv_diag: inverse_diagonal() computed
+  /// ahead (empty: computed here).
+  CgResult solve(View<const double, 1> b, View<const double, 1> x_bc, View<double, 1> x,
+                 const CgOptions& options = {}, View<const double, 1> inv_diag = {}) const;
   /// Right-hand side of the constrained system for the values in x_bc (constrained entries).
   void eliminate_rhs(View<const double, 1> b, View<const double, 1> x_bc, View<double, 1> out) const;
   /// 1 / diagonal with 1 on the constrained entries.
