@@ -132,6 +132,18 @@ bool operator_exact_sizes(Geometry g, bool diffusion, int nd1, int nq1, bool nod
   return diffusion && nodal && nq1 == nd1 && nd1 >= 7 && nd1 <= 8;
 }
 
+namespace {
+/// Whether exec runs the compile-time-size kernel for these sizes: operator_exact_sizes, except
+/// stored Gauss diffusion at p <= 5 on the CPU, where it ran 0.80-0.98x of the bound's kernel
+/// (OpenMP, 2 cores, 2e5 DOFs, two rounds: BP3 p = 2..5; on the fly 0.92x at p = 2 and
+/// 1.25-1.33x at p = 3..5; docs/benchmarks/operators.md)
+bool operator_exact_here(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
+                         bool nodal) {
+  if (!operator_exact_sizes(g, diffusion, nd1, nq1, nodal)) return false;
+  return exec.on_device() || !(diffusion && !on_the_fly && !nodal && nd1 <= 6);
+}
+}  // namespace
+
 bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1) {
   if (g != Geometry::Hexahedron || diffusion || std::max(nd1, nq1) > 16) return false;
   // read at each call, not cached: the tests switch it between operators
@@ -255,7 +267,7 @@ void launch_operator(const char* label, const Exec& exec, const Teams& t, Geomet
   // the compile-time-size kernels (operator_kernels_exact.cpp): their sizes are served by none of
   // the kernels with_operator_kernel picks ahead of the bound's (thread per element, columns,
   // matrix products), whose type it gives for the shape queries (the same Policy)
-  if (operator_exact_sizes(g, diffusion, a.nd1, a.nq1, a.nodal_points)) {
+  if (operator_exact_here(exec, g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points)) {
     launch_operator_exact(label, exec, t, diffusion, a);
     return;
   }
@@ -303,7 +315,7 @@ ThreadElementLayout operator_thread_element_layout(Geometry g, bool diffusion, b
 
 int operator_max_threads(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                          bool nodal_points, int comps, bool element) {
-  if (operator_exact_sizes(g, diffusion, nd1, nq1, nodal_points))
+  if (operator_exact_here(exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points))
     return operator_exact_max_threads(exec, diffusion, on_the_fly, nd1, nq1, nodal_points);
   return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element,
                               [&]<class K>() { return team_max_threads<K>(exec); });

@@ -2084,7 +2084,8 @@ bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1);
 /// and diffusion at p = 2..6, and diffusion with the points at the nodes (nodal) at p = 6, 7;
 /// not when TESSERA_OPERATOR_BOUND is set, with the matrix products, or with
 /// TESSERA_OPERATOR_EXACT=0 (comparisons). The one-thread-per-element and column kernels take
-/// precedence where they serve (operator_thread_element, operator_columns).
+/// precedence where they serve (operator_thread_element, operator_columns). On the CPU stored
+/// Gauss diffusion at p <= 5 keeps the bound's kernel (launch_operator).
 bool operator_exact_sizes(Geometry g, bool diffusion, int nd1, int nq1, bool nodal);
 /// Launches the compile-time-size kernel of a.nd1, a.nq1 (operator_exact_sizes must hold), and
 /// the most threads per block it can use (operator_kernels_exact.cpp: its own translation unit,

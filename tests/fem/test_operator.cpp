@@ -584,7 +584,8 @@ TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
 TEST_P(OperatorTest, HexahedronKernelsWithSizesFixedAtCompileTimeEqualAssembled) {
   // Some sizes run the line kernels with the nodes and points per direction fixed at compile
   // time (HexExact; operator_exact_sizes), on every backend: q = p + 2 mass at p = 3..6 and
-  // diffusion at p = 2..6, and Gauss-Lobatto diffusion with the points at the nodes at p = 6, 7.
+  // diffusion at p = 2..6, and Gauss-Lobatto diffusion with the points at the nodes at p = 6, 7
+  // (on the CPU stored Gauss diffusion at p <= 5 takes the bound's kernel instead).
   // Their input products leave out the tables' zero pairs (q = p + 2 at odd p has one pair
   // fewer than the bound). Each case with 1 component and 3 elements per item, and with 3
   // components and 1 per item, stored and on the fly, over 12 trilinear elements (several
