@@ -537,14 +537,14 @@ TESSERA_INTERP_UNROLL
   d[2] = triple(b1, b2);
 }
 
-/// The forward z and y stages of the line kernels, from the gathered values u (n1, n1, n1):
-/// T1(qz, j, i) = sum_k B(k, qz) u(k, j, i) by lines (j, i), a barrier, and T2(qz, qy, i) =
-/// sum_j B(j, qy) T1(qz, j, i) by lines (qz, i), in rows of Rn (no barrier after).
 /// The input pairs of a line of n entries where n is fixed at compile time (n > 0), else every
 /// pair of the bound (pair_contract's K).
 template <int MaxN>
 TESSERA_HOST_DEVICE constexpr int line_pairs(int n) { return n > 0 ? (n + 1) / 2 : (MaxN + 1) / 2; }
 
+/// The forward z and y stages of the line kernels, from the gathered values u (n1, n1, n1):
+/// T1(qz, j, i) = sum_k B(k, qz) u(k, j, i) by lines (j, i), a barrier, and T2(qz, qy, i) =
+/// sum_j B(j, qy) T1(qz, j, i) by lines (qz, i), in rows of Rn (no barrier after).
 /// N1, M1 > 0: the sizes fixed at compile time (HexExact), else a.nd1, a.nq1.
 template <int MaxN, int N1 = 0, int M1 = 0>
 TESSERA_HOST_DEVICE inline void lines_forward_zy(TeamContext& ctx, const Args& a, bool valid, const LineTables<MaxN>& t,
@@ -614,7 +614,7 @@ TESSERA_HOST_DEVICE constexpr int hex_matmul_q_size(int n1, int m1) {
 /// T1; the transposed z and the scatter. Stored w det J is copied to Ws (rows of
 /// line_row(m1)) with cp.async during the z and y stages, once per element; on the fly the
 /// block keeps the rule's weights in Wq (the same rows) and det J comes from line_determinant.
-/// N1, M1 > 0: the nodes and points per direction fixed at compile time (ExactSizes; they must
+/// N1, M1 > 0: the nodes and points per direction fixed at compile time (HexExact; they must
 /// equal a.nd1, a.nq1), so that every stride and line length is a constant.
 template <bool OnTheFly, int MaxN, int N1 = 0, int M1 = 0>
 TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const LineTables<MaxN>& t) {
