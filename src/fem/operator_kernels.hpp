@@ -1321,7 +1321,9 @@ template <bool OnTheFly, int MaxN, bool Nodal, int N1 = 0, int M1 = 0>
 TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, const LineTables<MaxN>& t) {
   constexpr bool Exact = N1 > 0;
   const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, nd = Exact ? N1 * N1 * N1 : a.nd;
-  constexpr int KN = line_pairs<MaxN>(N1), KM = line_pairs<MaxN>(M1);  // pair_contract's input pairs
+  // pair_contract's input pairs (KN: the Gauss kernels' interpolation only)
+  [[maybe_unused]] constexpr int KN = line_pairs<MaxN>(N1);
+  constexpr int KM = line_pairs<MaxN>(M1);
   const int R = line_row(m1), Rn = line_row(n1), np = m1 * m1 * R;
   constexpr int U = Nodal ? MaxN + 1 : 0;  // the gathered values' rows (Nodal: x lines read them)
   auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);
