@@ -38,8 +38,9 @@ auto with_exact_kernel(bool diffusion, bool on_the_fly, int nd1, bool nodal, con
     return exact.template operator()<true, 8, 8, 8, true>();
   }
   const auto gauss = [&]<bool D>() {  // q = p + 2: n1 nodes, n1 + 1 points
+    if constexpr (D)  // p = 2: diffusion only (mass runs one thread per element there)
+      if (nd1 == 3) return exact.template operator()<D, 4, 3, 4>();
     switch (nd1) {
-      case 3: return exact.template operator()<D, 4, 3, 4>();
       case 4: return exact.template operator()<D, 6, 4, 5>();
       case 5: return exact.template operator()<D, 6, 5, 6>();
       case 6: return exact.template operator()<D, 8, 6, 7>();
