@@ -353,6 +353,21 @@ void Constrained::apply_homogeneous(View<const double, 1> x, View<double, 1> y) 
   forall("fem/constrained_zero_rows", A_->exec(), c.size(), TESSERA_LAMBDA(index_t k) { y(c(k)) = 0; });
 }
 
+namespace {
+/// out = b - A t for the lift t (x_bc on the constrained entries c, 0 elsewhere), left in t:
+/// the common part of Constrained::eliminate_rhs and Constrained::solve. out may be b.
+void lift_residual(const H1Operator& A, View<const index_t, 1> c, View<double, 1> t, View<const double, 1> b,
+                   View<const double, 1> x_bc, View<double, 1> out) {
+  const Exec& exec = A.exec();
+  forall("fem/constrained_zero_all", exec, t.size(), TESSERA_LAMBDA(index_t i) { t(i) = 0; });
+  forall("fem/constrained_bc", exec, c.size(), TESSERA_LAMBDA(index_t k) { t(c(k)) = x_bc(c(k)); });
+  Array<double, 1> At("constrained_At", {A.size()}, exec.space());
+  A.apply(t, At.view());
+  auto a = At.cview();
+  forall("fem/constrained_rhs", exec, b.size(), TESSERA_LAMBDA(index_t i) { out(i) = b(i) - a(i); });
+}
+}  // namespace
+
 CgResult Constrained::solve(View<const double, 1> b, View<const double, 1> x_bc, View<double, 1> x,
                             const CgOptions& options, View<const double, 1> inv_diag) const {
   const Exec& exec = A_->exec();
@@ -361,15 +376,11 @@ CgResult Constrained::solve(View<const double, 1> b, View<const double, 1> x_bc,
                   b.size(), ", ", x_bc.size(), " and ", x.size(), " entries for an operator of ", n);
   TESSERA_REQUIRE(inv_diag.size() == 0 || inv_diag.size() == n, "fem::Constrained::solve: an inverse diagonal of ",
                   inv_diag.size(), " entries for an operator of ", n);
-  auto t = tmp_.view();
   auto c = dofs_.cview();
-  // t = x_bc on the constrained entries, 0 elsewhere (kept: the lift added at the end)
-  forall("fem/constrained_zero_all", exec, n, TESSERA_LAMBDA(index_t i) { t(i) = 0; });
-  forall("fem/constrained_bc", exec, c.size(), TESSERA_LAMBDA(index_t k) { t(c(k)) = x_bc(c(k)); });
+  // d = b - A t for the lift t (kept in tmp_, added at the end), 0 on the constrained entries
   Array<double, 1> d("constrained_d", {n}, exec.space());
   auto dv = d.view();
-  A_->apply(tmp_.cview(), dv);
-  forall("fem/constrained_homogeneous_rhs", exec, n, TESSERA_LAMBDA(index_t i) { dv(i) = b(i) - dv(i); });
+  lift_residual(*A_, c, tmp_.view(), b, x_bc, dv);
   forall("fem/constrained_rhs_zero", exec, c.size(), TESSERA_LAMBDA(index_t k) { dv(c(k)) = 0; });
   Array<double, 1> own;
   if (inv_diag.size() == 0) {
@@ -380,22 +391,16 @@ CgResult Constrained::solve(View<const double, 1> b, View<const double, 1> x_bc,
   // tmp_ holds the lift: the solver's applies must not use it (apply_homogeneous does not)
   const CgResult r = cg([&](View<const double, 1> a, View<double, 1> y) { apply_homogeneous(a, y); }, inv_diag,
                         d.cview(), x, exec, options);
+  auto t = tmp_.cview();
   forall("fem/constrained_lift", exec, n, TESSERA_LAMBDA(index_t i) { x(i) += t(i); });
   return r;
 }
 
 void Constrained::eliminate_rhs(View<const double, 1> b, View<const double, 1> x_bc, View<double, 1> out) const {
-  const Exec& exec = A_->exec();
-  auto t = tmp_.view();
+  // out = b - A t for the lift t, and x_bc on the constrained entries
   auto c = dofs_.cview();
-  // t = x_bc on the constrained entries, 0 elsewhere; out = b - A t; out_c = x_bc_c.
-  forall("fem/constrained_zero_all", exec, t.size(), TESSERA_LAMBDA(index_t i) { t(i) = 0; });
-  forall("fem/constrained_bc", exec, c.size(), TESSERA_LAMBDA(index_t k) { t(c(k)) = x_bc(c(k)); });
-  Array<double, 1> At("constrained_At", {A_->size()}, exec.space());
-  A_->apply(tmp_.cview(), At.view());
-  auto a = At.cview();
-  forall("fem/constrained_rhs", exec, b.size(), TESSERA_LAMBDA(index_t i) { out(i) = b(i) - a(i); });
-  forall("fem/constrained_rhs_bc", exec, c.size(), TESSERA_LAMBDA(index_t k) { out(c(k)) = x_bc(c(k)); });
+  lift_residual(*A_, c, tmp_.view(), b, x_bc, out);
+  forall("fem/constrained_rhs_bc", A_->exec(), c.size(), TESSERA_LAMBDA(index_t k) { out(c(k)) = x_bc(c(k)); });
 }
 
 Array<double, 1> Constrained::inverse_diagonal() const {

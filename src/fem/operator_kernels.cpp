@@ -190,9 +190,7 @@ int operator_bound(Geometry g, int nd1, int nq1) {
   // bound 16 serves p = 13, 14 with q = p + 2 and p = 14, 15 with the points at the nodes:
   // against the run-time-size kernel it served them before, H200, 8M DOFs, same run: BP1
   // 3.0-6.5x, BP3 1.9-5.5x, BP5 5.0-6.4x (docs/benchmarks/operators.md)
-  for (int b : {4, 6, 8, 10, 12, 14, 16})
-    if (n <= b) return b;
-  return 0;
+  return hex_bound_for(n);
 }
 
 /// Calls v.template operator()<Functor>() with the functor type of the kernel that serves

@@ -2042,6 +2042,10 @@ TESSERA_HOST_DEVICE void simplex_operator(TeamContext& ctx, const Args& a) {
   else simplex_operator_k<Diffusion, OnTheFly, Dim, kSimplexMaxChunk>(ctx, a);
 }
 
+/// The smallest hexahedron bucket bound (4, 6, ..., 16) that holds n nodes or points per
+/// direction, 0 past 16 (operator_bound without its TESSERA_OPERATOR_BOUND override).
+TESSERA_HOST_DEVICE constexpr int hex_bound_for(int n) { return n <= 4 ? 4 : n <= 16 ? (n + 1) / 2 * 2 : 0; }
+
 /// The compile-time bound on the nodes and points per direction of the hexahedron operator
 /// variant that serves these sizes (4, 6, 8, 10, 12, 14 or 16), or 0 for the run-time-size variant
 /// (larger sizes and quadrilaterals). For comparisons, TESSERA_OPERATOR_BOUND=0 forces the

@@ -25,26 +25,27 @@ struct HexExact {
 };
 
 namespace {
-/// Calls v.template operator()<Functor>() with the HexExact of these sizes (the bound as
-/// operator_bound gives it); operator_exact_sizes lists them.
+/// Calls v.template operator()<Functor>() with the HexExact of these sizes (bound
+/// hex_bound_for, as operator_bound gives it); operator_exact_sizes lists them.
 template <class Visit>
 auto with_exact_kernel(bool diffusion, bool on_the_fly, int nd1, bool nodal, const Visit& v) {
-  const auto exact = [&]<bool D, int MaxN, int N1, int M1, bool Nodal = false>() {
+  const auto exact = [&]<bool D, int N1, int M1, bool Nodal = false>() {
+    constexpr int MaxN = hex_bound_for(N1 > M1 ? N1 : M1);
     return on_the_fly ? v.template operator()<HexExact<D, true, MaxN, N1, M1, Nodal>>()
                       : v.template operator()<HexExact<D, false, MaxN, N1, M1, Nodal>>();
   };
   if (nodal) {
-    if (nd1 == 7) return exact.template operator()<true, 8, 7, 7, true>();
-    return exact.template operator()<true, 8, 8, 8, true>();
+    if (nd1 == 7) return exact.template operator()<true, 7, 7, true>();
+    return exact.template operator()<true, 8, 8, true>();
   }
   const auto gauss = [&]<bool D>() {  // q = p + 2: n1 nodes, n1 + 1 points
     if constexpr (D)  // p = 2: diffusion only (mass runs one thread per element there)
-      if (nd1 == 3) return exact.template operator()<D, 4, 3, 4>();
+      if (nd1 == 3) return exact.template operator()<D, 3, 4>();
     switch (nd1) {
-      case 4: return exact.template operator()<D, 6, 4, 5>();
-      case 5: return exact.template operator()<D, 6, 5, 6>();
-      case 6: return exact.template operator()<D, 8, 6, 7>();
-      default: return exact.template operator()<D, 8, 7, 8>();
+      case 4: return exact.template operator()<D, 4, 5>();
+      case 5: return exact.template operator()<D, 5, 6>();
+      case 6: return exact.template operator()<D, 6, 7>();
+      default: return exact.template operator()<D, 7, 8>();
     }
   };
   return diffusion ? gauss.template operator()<true>() : gauss.template operator()<false>();
