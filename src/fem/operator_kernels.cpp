@@ -125,22 +125,27 @@ bool operator_exact_sizes(Geometry g, bool diffusion, int nd1, int nq1, bool nod
   // H200, 8M DOFs, same run against the bound's kernels (two rounds; docs/benchmarks/
   // operators.md): q = p + 2, mass at p = 3..6 BP1 stored 1.10-1.17x, on the fly 1.11-1.22x,
   // BP2 1.12-1.24x; diffusion at p = 2..6 BP3 stored 1.00-1.16x, on the fly 1.06-1.13x, BP4
-  // 1.02-1.14x
-  if (nq1 == nd1 + 1 && !nodal) return nd1 >= (diffusion ? 3 : 4) && nd1 <= 7;
-  // the points at the nodes at p = 6, 7: BP5 stored 1.18x, 1.03x, on the fly 1.08x, 1.04x, BP6
-  // 1.00-1.10x; not at p = 4, 5 (BP5 stored 0.99x, 0.96x)
-  return diffusion && nodal && nq1 == nd1 && nd1 >= 7 && nd1 <= 8;
+  // 1.02-1.14x; at p = 7..10 BP1 stored 1.09-1.26x, on the fly 0.99-1.27x, BP2 1.06-1.32x,
+  // BP3 stored 1.12-1.26x, on the fly 1.12-1.18x, BP4 1.11-1.31x
+  if (nq1 == nd1 + 1 && !nodal) return nd1 >= (diffusion ? 3 : 4) && nd1 <= 11;
+  // the points at the nodes at p = 6..10: BP5 stored 1.18x, 1.03x, 1.07x, 1.03x at p = 6..9,
+  // on the fly 1.04-1.15x at p = 6..10, BP6 1.00-1.11x; not at p = 4, 5 (BP5 stored 0.99x,
+  // 0.96x). Stored at p = 10 (BP5 0.95x, BP6 0.97x) see operator_exact_here.
+  return diffusion && nodal && nq1 == nd1 && nd1 >= 7 && nd1 <= 11;
 }
 
 namespace {
 /// Whether exec runs the compile-time-size kernel for these sizes: operator_exact_sizes, except
-/// stored Gauss diffusion at p <= 5 on the CPU, where it ran 0.80-0.98x of the bound's kernel
-/// (OpenMP, 2 cores, 2e5 DOFs, two rounds: BP3 p = 2..5; on the fly 0.92x at p = 2 and
-/// 1.25-1.33x at p = 3..5; docs/benchmarks/operators.md)
+/// - on the CPU, stored Gauss diffusion at p <= 5, where it ran 0.80-0.98x of the bound's
+///   kernel (OpenMP, 2 cores, 2e5 DOFs, two rounds: BP3 p = 2..5; on the fly 0.92x at p = 2 and
+///   1.25-1.33x at p = 3..5; at p = 7..10 every problem 1.15-2.4x; docs/benchmarks/operators.md);
+/// - on the GPU, stored Gauss-Lobatto diffusion at p = 10 (H200: BP5 0.95x, BP6 0.97x; on the
+///   fly 1.15x and 1.06x, so that keeps it).
 bool operator_exact_here(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                          bool nodal) {
   if (!operator_exact_sizes(g, diffusion, nd1, nq1, nodal)) return false;
-  return exec.on_device() || !(diffusion && !on_the_fly && !nodal && nd1 <= 6);
+  if (exec.on_device()) return !(nodal && !on_the_fly && nd1 == 11);
+  return !(diffusion && !on_the_fly && !nodal && nd1 <= 6);
 }
 }  // namespace
 

@@ -35,8 +35,13 @@ auto with_exact_kernel(bool diffusion, bool on_the_fly, int nd1, bool nodal, con
                       : v.template operator()<HexExact<D, false, MaxN, N1, M1, Nodal>>();
   };
   if (nodal) {
-    if (nd1 == 7) return exact.template operator()<true, 7, 7, true>();
-    return exact.template operator()<true, 8, 8, true>();
+    switch (nd1) {
+      case 7: return exact.template operator()<true, 7, 7, true>();
+      case 8: return exact.template operator()<true, 8, 8, true>();
+      case 9: return exact.template operator()<true, 9, 9, true>();
+      case 10: return exact.template operator()<true, 10, 10, true>();
+      default: return exact.template operator()<true, 11, 11, true>();
+    }
   }
   const auto gauss = [&]<bool D>() {  // q = p + 2: n1 nodes, n1 + 1 points
     if constexpr (D)  // p = 2: diffusion only (mass runs one thread per element there)
@@ -45,7 +50,11 @@ auto with_exact_kernel(bool diffusion, bool on_the_fly, int nd1, bool nodal, con
       case 4: return exact.template operator()<D, 4, 5>();
       case 5: return exact.template operator()<D, 5, 6>();
       case 6: return exact.template operator()<D, 6, 7>();
-      default: return exact.template operator()<D, 7, 8>();
+      case 7: return exact.template operator()<D, 7, 8>();
+      case 8: return exact.template operator()<D, 8, 9>();
+      case 9: return exact.template operator()<D, 9, 10>();
+      case 10: return exact.template operator()<D, 10, 11>();
+      default: return exact.template operator()<D, 11, 12>();
     }
   };
   return diffusion ? gauss.template operator()<true>() : gauss.template operator()<false>();
