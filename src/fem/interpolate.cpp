@@ -696,6 +696,11 @@ int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
     if (diffusion && !on_the_fly && nd_ <= 64) return std::min(2, chunk());
     if (diffusion && !on_the_fly && nd_ <= 125 && !nodal_points_) return 1;
     if (single_nodal_diffusion(diffusion, on_the_fly)) return 1;
+    // Stored scalar diffusion with the points at the nodes at p = 6 and 8 (7 and 9 per
+    // direction; compile-time-size kernels): 2 per item, where 512 / nodes gives 1. H200, 8M
+    // DOFs, one sweep of 1, 2, 4 per item: BP5 p = 6 1.08x, p = 8 1.14x of 1 per item; p = 5, 7,
+    // 9, 10 0.82-0.96x (docs/benchmarks/operators.md)
+    if (diffusion && !on_the_fly && nodal_points_ && comps_ == 1 && (nd1_ == 7 || nd1_ == 9)) return 2;
     // Stored mass at p = 3 with 5 points per direction (the bound-6 line kernel): 4 per item,
     // not 8. H100, 8M DOFs, tuner sweeps of 1, 2, 4, 8 per item (5 per block, the rule's, best
     // with each): BP1 0.359, 0.337, 0.332, 0.354 ms, BP2 0.905, 0.894, 0.898, 0.997 ms; on the
