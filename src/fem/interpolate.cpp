@@ -862,7 +862,7 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
           .add<double>(nx).add<double>(on_the_fly ? 8 * 3 : 0);
     } else if (rows.lines) {  // hex_mass_lines
       c.add<double>(on_the_fly ? m1 : 0).add<double>(on_the_fly ? m1 * m1 * ia::line_row(m1) : 0);
-      it.add<int>(k * nd_).add<double>(ub).add<double>(m1 * n1 * n1).add<double>(m1 * m1 * ia::line_row(n1))
+      it.add<int>(k * nd_).add<double>(ub).add<double>(m1 * ia::line_plane(n1, m1)).add<double>(m1 * m1 * ia::line_row(n1))
           .add<double>(nx).add<double>(on_the_fly ? 8 * 3 : 0).add<double>(on_the_fly ? 0 : m1 * m1 * ia::line_row(m1));
     } else {
     c.add<double>(n1 * S).add<double>(split ? n1 * m1 : 0).add<double>(m1).add<double>(colloc ? m1 * S : 0);

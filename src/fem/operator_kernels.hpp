@@ -429,6 +429,18 @@ inline void fill_line_tables(LineTables<MaxN>& t, const Args& a) {
 /// up to an odd number, so that the rows of a warp's threads start in different banks.
 TESSERA_HOST_DEVICE constexpr int line_row(int n) { return n | 1; }
 
+/// The plane stride (doubles) of the line kernels' T1 (qz, j, i): n1 n1 raised to the next
+/// value congruent to n1 or -n1 modulo 16, so that the threads (qz, i) of the y lines, which
+/// read and write T1 at qz * stride + i, fall in consecutive banks (with planes of n1 n1 = 16
+/// at p = 3 all five qz met in one bank). n1 n1 where m1 padded planes would not fit in the
+/// m1 m1 line_row(m1) doubles that the diffusion kernels lend T1 (fewer points than nodes).
+TESSERA_HOST_DEVICE constexpr int line_plane(int n1, int m1) {
+  const int n2 = n1 * n1;
+  int s = n2;
+  while (s % 16 != n1 % 16 && s % 16 != (16 - n1 % 16) % 16) ++s;
+  return s <= m1 * line_row(m1) ? s : n2;
+}
+
 /// A line of up to MaxN entries in even-odd form: e[k] = v[k] + v[n-1-k], o[k] = v[k] -
 /// v[n-1-k] for 2k < n, zero past.
 template <int MaxN>
@@ -550,16 +562,16 @@ template <int MaxN, int N1 = 0, int M1 = 0>
 TESSERA_HOST_DEVICE inline void lines_forward_zy(TeamContext& ctx, const Args& a, bool valid, const LineTables<MaxN>& t,
                                                  const double* u, double* T1, double* T2, int Rn) {
   constexpr bool Exact = N1 > 0;
-  const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, n2 = n1 * n1;
+  const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, n2 = n1 * n1, P1 = line_plane(n1, m1);
   if (valid)
     for (int j : ctx.threads_y(n1))
       for (int i : ctx.threads_x(n1))
-        line_product<1, MaxN, line_pairs<MaxN>(N1)>(t.Bf, &u[j * n1 + i], n2, n1, &T1[j * n1 + i], n2, m1);
+        line_product<1, MaxN, line_pairs<MaxN>(N1)>(t.Bf, &u[j * n1 + i], n2, n1, &T1[j * n1 + i], P1, m1);
   ctx.sync();
   if (valid)
     for (int qz : ctx.threads_y(m1))
       for (int i : ctx.threads_x(n1))
-        line_product<1, MaxN, line_pairs<MaxN>(N1)>(t.Bf, &T1[qz * n2 + i], n1, n1, &T2[qz * m1 * Rn + i], Rn, m1);
+        line_product<1, MaxN, line_pairs<MaxN>(N1)>(t.Bf, &T1[qz * P1 + i], n1, n1, &T2[qz * m1 * Rn + i], Rn, m1);
 }
 
 /// The transposed y and z stages of the line kernels and the scatter: T1(qz, j, i) = sum_qy
@@ -570,17 +582,17 @@ TESSERA_HOST_DEVICE inline void lines_transpose_yz(TeamContext& ctx, const Args&
                                                    const double* T2, double* T1, int Rn, const int* el_idxs, index_t e,
                                                    int c) {
   constexpr bool Exact = N1 > 0;
-  const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, n2 = n1 * n1;
+  const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, n2 = n1 * n1, P1 = line_plane(n1, m1);
   if (valid)
     for (int qz : ctx.threads_y(m1))
       for (int i : ctx.threads_x(n1))
-        line_product<1, MaxN, line_pairs<MaxN>(M1)>(t.Bt, &T2[qz * m1 * Rn + i], Rn, m1, &T1[qz * n2 + i], n1, n1);
+        line_product<1, MaxN, line_pairs<MaxN>(M1)>(t.Bt, &T2[qz * m1 * Rn + i], Rn, m1, &T1[qz * P1 + i], n1, n1);
   ctx.sync();
   if (valid)
     for (int j : ctx.threads_y(n1))
       for (int i : ctx.threads_x(n1)) {
         LinePairs<MaxN> in;
-        in.load(&T1[j * n1 + i], n2, m1);
+        in.load(&T1[j * n1 + i], P1, m1);
         const auto out = pair_contract<1, MaxN, line_pairs<MaxN>(M1)>(t.Bt, in);
         const int top = ((n1 - 1) * n1 + j) * n1 + i;  // node (n1 - 1, j, i); k steps down by n2
 TESSERA_INTERP_UNROLL
@@ -620,13 +632,13 @@ template <bool OnTheFly, int MaxN, int N1 = 0, int M1 = 0>
 TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const LineTables<MaxN>& t) {
   constexpr bool Exact = N1 > 0;
   const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, nd = Exact ? N1 * N1 * N1 : a.nd,
-            nq = Exact ? M1 * M1 * M1 : a.nq, n2 = n1 * n1;
+            nq = Exact ? M1 * M1 * M1 : a.nq;
   const int R = line_row(n1), Rw = line_row(m1);
   auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);
   auto Wq = ctx.shared_common<double>(OnTheFly ? m1 * m1 * Rw : 0);
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
   auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * nd);
-  auto T1 = ctx.shared_item<double>(m1 * n2);
+  auto T1 = ctx.shared_item<double>(m1 * line_plane(n1, m1));
   auto T2 = ctx.shared_item<double>(m1 * m1 * R);
   auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
   auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);
@@ -1330,8 +1342,8 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
   auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * (Nodal ? m1 * m1 * U : nd));
   // Gauss points: the buffers X (np entries), G0..G2 (G, np each) and, unless a.merged_lines,
-  // T2s (m1 m1 Rn) hold every stage's data, each reused once it is dead (np >= m1 m1 Rn >= m1
-  // n1 n1):
+  // T2s (m1 m1 Rn) hold every stage's data, each reused once it is dead (np >= m1 m1 Rn, and
+  // np >= m1 line_plane(n1, m1), T1's planes):
   //   forward:    u -> T1 (X) -> T2 (T2s, merged: G1) -> V (X) and G0 -> G1, G2 (from V)
   //   transposed: G0..G2 -> T2 (T2s, merged: X) -> T1 (X, merged: G0) -> scattered
   // Merged, an item needs m1 m1 Rn doubles less (Interpolator::operator_shape sizes both).

@@ -130,3 +130,36 @@ TEST(LinePairs, RejectsATableThatIsNotMirrorSymmetric) {
   }
 }
 }  // namespace
+
+TEST(LinePlanes, YLinesOfT1FallEvenlyOverTheBanks) {
+  // line_plane(n1, m1): T1's plane stride. The y lines' threads (qz, i), qz < m1, i < n1, touch
+  // T1 at qz * stride + i, and a bank holds one double in 16: a stride is fair when no bank
+  // takes more than ceil(m1 n1 / 16) of those entries (n1 n1 = 16 at p = 3 put all five qz in
+  // one bank). line_plane must pad by less than 16, fit the m1 line_row(m1) doubles per plane
+  // that the diffusion kernels lend T1 (or stay n1 n1), and be fair wherever a fair stride
+  // below n1 n1 + 16 fits.
+  const auto fair = [](int n1, int m1, int s) {
+    int per_bank[16] = {};
+    for (int qz = 0; qz < m1; ++qz)
+      for (int i = 0; i < n1; ++i) ++per_bank[(qz * s + i) % 16];
+    for (int b = 0; b < 16; ++b)
+      if (per_bank[b] > (m1 * n1 + 15) / 16) return false;
+    return true;
+  };
+  int unfair_before = 0;
+  for (int n1 = 2; n1 <= 17; ++n1)
+    for (int m1 = n1 - 1; m1 <= n1 + 2; ++m1) {
+      const int s = line_plane(n1, m1), n2 = n1 * n1, room = m1 * line_row(m1);
+      SCOPED_TRACE(testing::Message() << "n1 " << n1 << ", m1 " << m1 << ", stride " << s);
+      EXPECT_GE(s, n2);
+      EXPECT_LT(s, n2 + 16);
+      if (s != n2) EXPECT_LE(s, room);
+      bool possible = false;
+      for (int t = n2; t < n2 + 16; ++t) possible = possible || (t <= room && fair(n1, m1, t));
+      if (possible) EXPECT_TRUE(fair(n1, m1, s));
+      unfair_before += !fair(n1, m1, n2);
+    }
+  EXPECT_GT(unfair_before, 20) << "the unpadded planes were unfair for many sizes";
+  EXPECT_FALSE(fair(4, 5, 16));  // p = 3, q = p + 2: the case that measured 1.10x for BP1
+  EXPECT_TRUE(fair(4, 5, line_plane(4, 5)));
+}
