@@ -153,10 +153,14 @@ TEST(LinePlanes, YLinesOfT1FallEvenlyOverTheBanks) {
       SCOPED_TRACE(testing::Message() << "n1 " << n1 << ", m1 " << m1 << ", stride " << s);
       EXPECT_GE(s, n2);
       EXPECT_LT(s, n2 + 16);
-      if (s != n2) EXPECT_LE(s, room);
+      if (s != n2) {
+        EXPECT_LE(s, room);
+      }
       bool possible = false;
       for (int t = n2; t < n2 + 16; ++t) possible = possible || (t <= room && fair(n1, m1, t));
-      if (possible) EXPECT_TRUE(fair(n1, m1, s));
+      if (possible) {
+        EXPECT_TRUE(fair(n1, m1, s));
+      }
       unfair_before += !fair(n1, m1, n2);
     }
   EXPECT_GT(unfair_before, 20) << "the unpadded planes were unfair for many sizes";
