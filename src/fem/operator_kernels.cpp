@@ -131,7 +131,10 @@ bool operator_exact_sizes(Geometry g, bool diffusion, int nd1, int nq1, bool nod
   // the points at the nodes at p = 6..10: BP5 stored 1.18x, 1.03x, 1.07x, 1.03x at p = 6..9,
   // on the fly 1.04-1.15x at p = 6..10, BP6 1.00-1.11x; not at p = 4, 5 (BP5 stored 0.99x,
   // 0.96x). Stored at p = 10 (BP5 0.95x, BP6 0.97x) see operator_exact_here.
-  return diffusion && nodal && nq1 == nd1 && nd1 >= 7 && nd1 <= 11;
+  // p = 3, by lines where the bound-4 kernel runs point columns: H200, 8M DOFs, three rounds
+  // against it, BP5 stored 1.07x, on the fly 1.05x (with the elements per item of then; BP6
+  // keeps the column kernel, operator_exact_here); CPU (2 cores, 2e5 DOFs) 1.66x and 1.17x
+  return diffusion && nodal && nq1 == nd1 && (nd1 == 4 || (nd1 >= 7 && nd1 <= 11));
 }
 
 namespace {
@@ -140,10 +143,13 @@ namespace {
 ///   kernel (OpenMP, 2 cores, 2e5 DOFs, two rounds: BP3 p = 2..5; on the fly 0.92x at p = 2 and
 ///   1.25-1.33x at p = 3..5; at p = 7..10 every problem 1.15-2.4x; docs/benchmarks/operators.md);
 /// - on the GPU, stored Gauss-Lobatto diffusion at p = 10 (H200: BP5 0.95x, BP6 0.97x; on the
-///   fly 1.15x and 1.06x, so that keeps it).
+///   fly 1.15x and 1.06x, so that keeps it);
+/// - the points at the nodes at p = 3 (4 per direction) where the column kernel serves several
+///   components (operator_columns).
 bool operator_exact_here(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
-                         bool nodal) {
+                         bool nodal, int comps) {
   if (!operator_exact_sizes(g, diffusion, nd1, nq1, nodal)) return false;
+  if (nodal && nd1 == 4) return !operator_columns(g, diffusion, nd1, nq1, nodal, comps);
   if (exec.on_device()) return !(nodal && !on_the_fly && nd1 == 11);
   return !(diffusion && !on_the_fly && !nodal && nd1 <= 6);
 }
@@ -270,7 +276,7 @@ void launch_operator(const char* label, const Exec& exec, const Teams& t, Geomet
   // the compile-time-size kernels (operator_kernels_exact.cpp): their sizes are served by none of
   // the kernels with_operator_kernel picks ahead of the bound's (thread per element, columns,
   // matrix products), whose type it gives for the shape queries (the same Policy)
-  if (operator_exact_here(exec, g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points)) {
+  if (operator_exact_here(exec, g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, a.comps)) {
     launch_operator_exact(label, exec, t, diffusion, a);
     return;
   }
@@ -295,8 +301,10 @@ bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, in
                               [&]<class K>() { return detail::team_items_may_spill<K>(); });
 }
 
-OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points, int comps,
-                           bool element) {
+OperatorRows operator_rows(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
+                           bool nodal_points, int comps, bool element) {
+  // the compile-time-size kernels run by lines, as their bound's do except at bound 4
+  if (operator_exact_here(exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps)) return OperatorRows{nq1, nd1, true, false};
   return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element, [&]<class K>() {
     if constexpr (requires { typename K::Policy; }) {
       using P = typename K::Policy;
@@ -318,7 +326,7 @@ ThreadElementLayout operator_thread_element_layout(Geometry g, bool diffusion, b
 
 int operator_max_threads(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                          bool nodal_points, int comps, bool element) {
-  if (operator_exact_here(exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points))
+  if (operator_exact_here(exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps))
     return operator_exact_max_threads(exec, diffusion, on_the_fly, nd1, nq1, nodal_points);
   return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element,
                               [&]<class K>() { return team_max_threads<K>(exec); });

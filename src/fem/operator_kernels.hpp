@@ -2098,17 +2098,19 @@ ThreadElementLayout operator_thread_element_layout(Geometry g, bool diffusion, b
 /// H100 it ran at 0.14-0.89x of the line kernels, docs/benchmarks/operators.md).
 bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1);
 /// Whether the hexahedron operator for these sizes runs its line kernel with the sizes fixed at
-/// compile time (HexExact): q = p + 2 (n1 nodes, n1 + 1 points per direction) mass at p = 3..6
-/// and diffusion at p = 2..6, and diffusion with the points at the nodes (nodal) at p = 6, 7;
-/// not when TESSERA_OPERATOR_BOUND is set, with the matrix products, or with
+/// compile time (HexExact): q = p + 2 (n1 nodes, n1 + 1 points per direction) mass at p = 3..10
+/// and diffusion at p = 2..10, and diffusion with the points at the nodes (nodal) at p = 3 and
+/// 6..10; not when TESSERA_OPERATOR_BOUND is set, with the matrix products, or with
 /// TESSERA_OPERATOR_EXACT=0 (comparisons). The one-thread-per-element and column kernels take
 /// precedence where they serve (operator_thread_element, operator_columns). On the CPU stored
-/// Gauss diffusion at p <= 5 keeps the bound's kernel (launch_operator).
+/// Gauss diffusion at p <= 5, on the GPU stored nodal diffusion at p = 10, keep the bound's
+/// kernel (operator_exact_here in operator_kernels.cpp).
 bool operator_exact_sizes(Geometry g, bool diffusion, int nd1, int nq1, bool nodal);
 /// Launches the compile-time-size kernel of a.nd1, a.nq1 (operator_exact_sizes must hold), and
 /// the most threads per block it can use (operator_kernels_exact.cpp: its own translation unit,
-/// compiled beside operator_kernels.cpp). Every other query (operator_rows, ...) answers with
-/// the bound's kernel, whose shared layout and launch shape it shares.
+/// compiled beside operator_kernels.cpp). Every other query answers with the bound's kernel,
+/// whose shared layout and launch shape it shares, except operator_rows: the nodal kernel at
+/// p = 3 runs by lines where its bound's (4) runs point columns.
 void launch_operator_exact(const char* label, const Exec& exec, const Teams& t, bool diffusion, const Args& a);
 int operator_exact_max_threads(const Exec& exec, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal);
 /// Whether the kernel that launch_operator picks for these sizes declares items_may_spill
@@ -2118,7 +2120,7 @@ int operator_exact_max_threads(const Exec& exec, bool diffusion, bool on_the_fly
 bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points, int comps,
                         bool element);
 /// The row lengths (row_length) of the shared buffers of the kernel that launch_operator picks
-/// for these sizes: its point data (HexPolicy::rows, or nq1 where its rows are not padded)
+/// for these sizes on exec: its point data (HexPolicy::rows, or nq1 where its rows are not padded)
 /// and its gathered nodal values (HexPolicy::gather_rows, or nd1).
 struct OperatorRows {
   int points;
@@ -2126,8 +2128,8 @@ struct OperatorRows {
   bool lines;     // HexPolicy::lines: the kernel runs by lines (hex_mass_lines, hex_diffusion_lines), its own layout
   bool matmul;    // hex_mass_matmul, its own layout and two warps per element
 };
-OperatorRows operator_rows(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points, int comps,
-                           bool element);
+OperatorRows operator_rows(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
+                           bool nodal_points, int comps, bool element);
 /// Launches the fused operator of geometry g (any of the four; triangles and tetrahedra:
 /// simplex_operator); a.on_the_fly selects the geometry source.
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a);

@@ -9,11 +9,13 @@ namespace tessera::fem::interp_detail {
 /// Hexahedra by lines with the nodes and points per direction fixed at compile time (N1, M1):
 /// the line kernel of bound MaxN (hex_mass_lines, hex_diffusion_lines) with every stride and
 /// line length a constant and no multiply-add by the tables' zero pairs. Same shared layout,
-/// register cap and launch shape (Policy) as the bound's kernel.
+/// register cap and launch shape (Policy) as the bound's kernel; at bound 4 with the points at
+/// the nodes (p = 3), whose bound's kernel runs point columns, the lines' layout (operator_rows).
 template <bool Diffusion, bool OnTheFly, int MaxN, int N1, int M1, bool Nodal = false>
 struct HexExact {
   using Policy = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>;
-  static_assert(Policy::lines && N1 <= MaxN && M1 <= MaxN);
+  // the points at the nodes at p = 3 run by lines at bound 4, where the bound's kernel does not
+  static_assert((Policy::lines || (Nodal && MaxN == 4)) && N1 <= MaxN && M1 <= MaxN);
   static constexpr int max_registers = Policy::max_registers;
   static constexpr bool items_may_spill = false;
   Args a;
@@ -36,6 +38,7 @@ auto with_exact_kernel(bool diffusion, bool on_the_fly, int nd1, bool nodal, con
   };
   if (nodal) {
     switch (nd1) {
+      case 4: return exact.template operator()<true, 4, 4, true>();
       case 7: return exact.template operator()<true, 7, 7, true>();
       case 8: return exact.template operator()<true, 8, 8, true>();
       case 9: return exact.template operator()<true, 9, 9, true>();

@@ -584,9 +584,9 @@ TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
 TEST_P(OperatorTest, HexahedronKernelsWithSizesFixedAtCompileTimeEqualAssembled) {
   // Some sizes run the line kernels with the nodes and points per direction fixed at compile
   // time (HexExact; operator_exact_sizes), on every backend: q = p + 2 mass at p = 3..10 and
-  // diffusion at p = 2..10, and Gauss-Lobatto diffusion with the points at the nodes at
-  // p = 6..10 (on the CPU stored Gauss diffusion at p <= 5, on the GPU stored Gauss-Lobatto at
-  // p = 10, take the bound's kernel instead).
+  // diffusion at p = 2..10, and Gauss-Lobatto diffusion with the points at the nodes at p = 3
+  // and 6..10 (on the CPU stored Gauss diffusion at p <= 5, on the GPU stored Gauss-Lobatto at
+  // p = 10, and at p = 3 several components (the column kernel), take other kernels instead).
   // Their input products leave out the tables' zero pairs (q = p + 2 at odd p has one pair
   // fewer than the bound). Up to p = 6 each case with 1 component and 3 elements per item, and
   // with 3 components and 1 per item, stored and on the fly, over 12 trilinear elements
@@ -605,7 +605,7 @@ TEST_P(OperatorTest, HexahedronKernelsWithSizesFixedAtCompileTimeEqualAssembled)
   std::vector<Case> cases;
   for (int p = 3; p <= 10; ++p) cases.push_back({OperatorKind::Mass, p, QuadratureType::Gauss});
   for (int p = 2; p <= 10; ++p) cases.push_back({OperatorKind::Diffusion, p, QuadratureType::Gauss});
-  for (int p = 6; p <= 10; ++p) cases.push_back({OperatorKind::Diffusion, p, QuadratureType::GaussLobatto});
+  for (int p : {3, 6, 7, 8, 9, 10}) cases.push_back({OperatorKind::Diffusion, p, QuadratureType::GaussLobatto});
   for (const Case& k : cases) {
     const bool nodal = k.type == QuadratureType::GaussLobatto;
     const int nq1 = nodal ? k.p + 1 : k.p + 2;
@@ -770,41 +770,50 @@ TEST_P(OperatorTest, TuningCacheChoosesElementsPerItemAndBlock) {
   std::remove(path.c_str());
 }
 
-TEST_P(OperatorTest, GaussLobattoDiffusionElementsPerItemFollowTheRulesAtOrdersFourToEight) {
-  // The rules for stored diffusion with the points at the nodes on GPU hexahedra:
-  //  - p = 4, 5: 1 element per item and 2 per block (measured 1.11x / 1.19x on the H100 for
-  //    scalars, 1.16x for 3 components at p = 5); not for 3 components at p = 4 (one element
-  //    per warp, hex_column_nodal: 2 per item);
-  //  - p = 6, 8, one component: 2 per item where 512 / nodes gives 1 (measured 1.07x and 1.14x
-  //    on the H200); p = 7 and 3 components stay at 1.
-  // On the CPU, 512 / nodes (4 at p = 4, 2 at p = 5, 1 from p = 6). Whatever the count, the
-  // apply must equal the one with another count fixed by the option.
+TEST_P(OperatorTest, GaussLobattoDiffusionElementsPerItemFollowTheRulesAtOrdersThreeToEight) {
+  // The rules for diffusion with the points at the nodes on GPU hexahedra:
+  //  - p = 3: one component (the compile-time-size line kernel) 1 element per item stored, 4 on
+  //    the fly (H200 sweep); 3 components run hex_column_nodal, 2 per item;
+  //  - p = 4, 5, stored: 1 element per item and 2 per block (measured 1.11x / 1.19x on the
+  //    H100 for scalars, 1.16x for 3 components at p = 5); not for 3 components at p = 4 (one
+  //    element per warp, hex_column_nodal: 2 per item);
+  //  - p = 6, 8, stored, one component: 2 per item where 512 / nodes gives 1 (measured 1.07x and
+  //    1.14x on the H200); p = 7 and 3 components stay at 1.
+  // On the CPU, and on the fly from p = 4, 512 / nodes (8 at p = 3, 4 at p = 4, 2 at p = 5, 1
+  // from p = 6). Whatever the count, the apply must equal the one with another count fixed by
+  // the option.
   ScopedEnv cache("TESSERA_TUNING_CACHE", /*tuning=*/true);
   cache.set("");  // the rules alone
   const Mesh mesh = distorted_mesh("box:hex:3x2x2");
   const bool gpu = exec().on_device();
-  for (int p = 4; p <= 8; ++p)
-    for (int comps : {1, 3}) {
-      SCOPED_TRACE(testing::Message() << "p = " << p << ", components " << comps);
-      const H1Space space(mesh, p, comps);
-      OperatorOptions opt;
-      opt.quadrature = QuadratureType::GaussLobatto;
-      const H1Operator A(space, OperatorKind::Diffusion, exec(), opt);
-      std::string src;
-      const int k = A.elements_per_item(false, &src), chunk = std::clamp(512 / ((p + 1) * (p + 1) * (p + 1)), 1, 8);
-      EXPECT_EQ(src, "heuristic");
-      const bool columns = gpu && p == 4 && comps > 1;
-      int expected = chunk;
-      if (gpu && p <= 5) expected = columns ? 2 : 1;
-      if (gpu && p >= 6) expected = comps == 1 && p != 7 ? 2 : 1;
-      EXPECT_EQ(k, expected);
-      if (gpu && p <= 5 && !columns) {
-        EXPECT_EQ(A.elements_per_block(false, &src), 2);
+  for (int p = 3; p <= 8; ++p)
+    for (int comps : {1, 3})
+      for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
+        const bool stored = gs == GeometrySource::Stored;
+        if (!stored && p != 3 && p != 6) continue;  // on the fly: the p = 3 rule, one control
+        SCOPED_TRACE(testing::Message() << "p = " << p << ", components " << comps << ", " << name(gs));
+        const H1Space space(mesh, p, comps);
+        OperatorOptions opt;
+        opt.quadrature = QuadratureType::GaussLobatto;
+        opt.geometry = gs;
+        const H1Operator A(space, OperatorKind::Diffusion, exec(), opt);
+        std::string src;
+        const int k = A.elements_per_item(false, &src), chunk = std::clamp(512 / ((p + 1) * (p + 1) * (p + 1)), 1, 8);
+        EXPECT_EQ(src, "heuristic");
+        const bool columns = gpu && (p == 3 || p == 4) && comps > 1;
+        int expected = chunk;
+        if (columns) expected = 2;
+        else if (gpu && p == 3) expected = stored ? 1 : 4;
+        else if (gpu && stored && p <= 5) expected = 1;
+        else if (gpu && stored && p >= 6) expected = comps == 1 && p != 7 ? 2 : 1;
+        EXPECT_EQ(k, expected);
+        if (gpu && stored && p <= 5 && !columns) {
+          EXPECT_EQ(A.elements_per_block(false, &src), 2);
+        }
+        opt.elements_per_item = k == 1 ? std::max(chunk, 2) : 1;
+        const H1Operator B(space, OperatorKind::Diffusion, exec(), opt);
+        expect_same_applies(space, exec(), {&A, &B}, 21 + unsigned(p));
       }
-      opt.elements_per_item = k == 1 ? std::max(chunk, 2) : 1;
-      const H1Operator B(space, OperatorKind::Diffusion, exec(), opt);
-      expect_same_applies(space, exec(), {&A, &B}, 21 + unsigned(p));
-    }
 }
 
 TEST_P(OperatorTest, RejectsGaussLobattoCollocatedMass) {
