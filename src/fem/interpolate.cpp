@@ -693,11 +693,11 @@ int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
     // 4x4 28.9), on the fly 2x4 28.8 (1x8 25.6, 4x4 29.0); p = 4 stored 2x1 31.8 (2x2 31.5,
     // 2x4 30.8, 1x1 30.5, 2x8 28.1-28.8), on the fly 2x1 30.0 (2x2 29.7, 1x1 28.3)
     if (ia::operator_columns(geom_, diffusion, nd1_, nq1_, nodal_points_, comps_)) return 2;
-    // Scalar diffusion with the points at the nodes at p = 3 (the compile-time-size line
-    // kernel): 1 per item stored, 4 on the fly. H200, 8M DOFs, one sweep of 1, 2, 4 per item
+    // Diffusion with the points at the nodes at p = 3, one component (several took the columns
+    // above; the compile-time-size line kernel): 1 per item stored, 4 on the fly. H200, 8M DOFs, one sweep of 1, 2, 4 per item
     // (2 per block): BP5 stored 21.1, 20.3, 19.6 GDOF/s, on the fly 18.7, 19.2, 19.2 (8 per
     // item: 18.5) (docs/benchmarks/operators.md)
-    if (diffusion && nodal_points_ && comps_ == 1 && nd1_ == 4 && nq1_ == 4) return on_the_fly ? 4 : 1;
+    if (diffusion && nodal_points_ && nd1_ == 4) return on_the_fly ? 4 : 1;
     if (diffusion && !on_the_fly && nd_ <= 64) return std::min(2, chunk());
     if (diffusion && !on_the_fly && nd_ <= 125 && !nodal_points_) return 1;
     if (single_nodal_diffusion(diffusion, on_the_fly)) return 1;

@@ -144,12 +144,13 @@ namespace {
 ///   1.25-1.33x at p = 3..5; at p = 7..10 every problem 1.15-2.4x; docs/benchmarks/operators.md);
 /// - on the GPU, stored Gauss-Lobatto diffusion at p = 10 (H200: BP5 0.95x, BP6 0.97x; on the
 ///   fly 1.15x and 1.06x, so that keeps it);
-/// - the points at the nodes at p = 3 (4 per direction) where the column kernel serves several
-///   components (operator_columns).
+/// - wherever a kernel that with_operator_kernel picks ahead of the bound's serves: the column
+///   kernel for several components with the points at the nodes at p = 3 (the thread-per-element
+///   kernels and the matrix products serve no size of operator_exact_sizes).
 bool operator_exact_here(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                          bool nodal, int comps) {
-  if (!operator_exact_sizes(g, diffusion, nd1, nq1, nodal)) return false;
-  if (nodal && nd1 == 4) return !operator_columns(g, diffusion, nd1, nq1, nodal, comps);
+  if (!operator_exact_sizes(g, diffusion, nd1, nq1, nodal) || operator_columns(g, diffusion, nd1, nq1, nodal, comps))
+    return false;
   if (exec.on_device()) return !(nodal && !on_the_fly && nd1 == 11);
   return !(diffusion && !on_the_fly && !nodal && nd1 <= 6);
 }
@@ -273,9 +274,10 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
 }
 
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a) {
-  // the compile-time-size kernels (operator_kernels_exact.cpp): their sizes are served by none of
-  // the kernels with_operator_kernel picks ahead of the bound's (thread per element, columns,
-  // matrix products), whose type it gives for the shape queries (the same Policy)
+  // the compile-time-size kernels (operator_kernels_exact.cpp) where operator_exact_here holds:
+  // never where a kernel with_operator_kernel picks ahead of the bound's (thread per element,
+  // columns, matrix products) serves; the shape queries get the bound's type (the same Policy),
+  // and operator_rows the lines' layout
   if (operator_exact_here(exec, g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, a.comps)) {
     launch_operator_exact(label, exec, t, diffusion, a);
     return;

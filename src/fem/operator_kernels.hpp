@@ -434,10 +434,10 @@ TESSERA_HOST_DEVICE constexpr int line_row(int n) { return n | 1; }
 /// read and write T1 at qz * stride + i, fall in consecutive banks (with planes of n1 n1 = 16
 /// at p = 3 all five qz met in one bank). n1 n1 where m1 padded planes would not fit in the
 /// m1 m1 line_row(m1) doubles that the diffusion kernels lend T1 (fewer points than nodes).
+/// Closed form (no loop): the run-time-size kernels compute it at every step.
 TESSERA_HOST_DEVICE constexpr int line_plane(int n1, int m1) {
-  const int n2 = n1 * n1;
-  int s = n2;
-  while (s % 16 != n1 % 16 && s % 16 != (16 - n1 % 16) % 16) ++s;
+  const int n2 = n1 * n1, a = n1 % 16, r = n2 % 16, up = (a - r + 16) % 16, down = (32 - a - r) % 16;
+  const int s = n2 + (up < down ? up : down);
   return s <= m1 * line_row(m1) ? s : n2;
 }
 
