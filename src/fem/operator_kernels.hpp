@@ -554,53 +554,84 @@ TESSERA_INTERP_UNROLL
 template <int MaxN>
 TESSERA_HOST_DEVICE constexpr int line_pairs(int n) { return n > 0 ? (n + 1) / 2 : (MaxN + 1) / 2; }
 
+/// f(y, x) for y < ny, x < nx over the item's threads (threads_y, threads_x). Once: the item's
+/// threads cover ny and nx (the launch shape of the kernels with compile-time sizes, which
+/// launch_operator_exact checks), so that on the GPU each thread has at most one (y, x) and the
+/// two loops are one test, without their counters and back branches.
+template <bool Once, class F>
+TESSERA_HOST_DEVICE inline void item_lines(const TeamContext& ctx, int ny, int nx, const F& f) {
+#if defined(TESSERA_DEVICE_CODE)
+  if constexpr (Once) {
+    const int y = ctx.thread_y(), x = ctx.thread_x();
+    if (y < ny && x < nx) f(y, x);
+    return;
+  }
+#endif
+  for (int y : ctx.threads_y(ny))
+    for (int x : ctx.threads_x(nx)) f(y, x);
+}
+
+/// Whether a line kernel with its sizes fixed at compile time runs its thread loops as one pass
+/// (item_lines<true>). Measured on the H200 against the loops (8M DOFs, same runs; operators.md,
+/// "One pass over the item's lines"): mass and Gauss diffusion on the fly gained up to 1.20x and
+/// mass stored ran even, but stored Gauss diffusion at bounds 4..8 (p = 2..6) lost 2-6% and
+/// Gauss-Lobatto diffusion on the fly at bound 8 (p = 6, 7) 7-11%, so those keep the loops.
+template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal>
+TESSERA_HOST_DEVICE constexpr bool one_pass_lines() {
+  if constexpr (!Diffusion) return true;
+  else if constexpr (Nodal) return !OnTheFly;
+  else return OnTheFly || MaxN >= 10;
+}
+
 /// The forward z and y stages of the line kernels, from the gathered values u (n1, n1, n1):
 /// T1(qz, j, i) = sum_k B(k, qz) u(k, j, i) by lines (j, i), a barrier, and T2(qz, qy, i) =
 /// sum_j B(j, qy) T1(qz, j, i) by lines (qz, i), in rows of Rn (no barrier after).
-/// N1, M1 > 0: the sizes fixed at compile time (HexExact), else a.nd1, a.nq1.
-template <int MaxN, int N1 = 0, int M1 = 0>
+/// N1, M1 > 0: the sizes fixed at compile time (HexExact), else a.nd1, a.nq1. Once: the thread
+/// loops as one pass (item_lines; only with the sizes fixed).
+template <int MaxN, int N1 = 0, int M1 = 0, bool Once = false>
 TESSERA_HOST_DEVICE inline void lines_forward_zy(TeamContext& ctx, const Args& a, bool valid, const LineTables<MaxN>& t,
                                                  const double* u, double* T1, double* T2, int Rn) {
   constexpr bool Exact = N1 > 0;
+  static_assert(!Once || Exact, "one pass needs the compile-time sizes");
   const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, n2 = n1 * n1, P1 = line_plane(n1, m1);
   if (valid)
-    for (int j : ctx.threads_y(n1))
-      for (int i : ctx.threads_x(n1))
-        line_product<1, MaxN, line_pairs<MaxN>(N1)>(t.Bf, &u[j * n1 + i], n2, n1, &T1[j * n1 + i], P1, m1);
+    item_lines<Once>(ctx, n1, n1, [&](int j, int i) {
+      line_product<1, MaxN, line_pairs<MaxN>(N1)>(t.Bf, &u[j * n1 + i], n2, n1, &T1[j * n1 + i], P1, m1);
+    });
   ctx.sync();
   if (valid)
-    for (int qz : ctx.threads_y(m1))
-      for (int i : ctx.threads_x(n1))
-        line_product<1, MaxN, line_pairs<MaxN>(N1)>(t.Bf, &T1[qz * P1 + i], n1, n1, &T2[qz * m1 * Rn + i], Rn, m1);
+    item_lines<Once>(ctx, m1, n1, [&](int qz, int i) {
+      line_product<1, MaxN, line_pairs<MaxN>(N1)>(t.Bf, &T1[qz * P1 + i], n1, n1, &T2[qz * m1 * Rn + i], Rn, m1);
+    });
 }
 
 /// The transposed y and z stages of the line kernels and the scatter: T1(qz, j, i) = sum_qy
 /// B(j, qy) T2(qz, qy, i) by lines (qz, i), a barrier, and y(k, j, i) += sum_qz B(k, qz)
 /// T1(qz, j, i) by lines (j, i) into store_result.
-template <int MaxN, int N1 = 0, int M1 = 0>
+template <int MaxN, int N1 = 0, int M1 = 0, bool Once = false>
 TESSERA_HOST_DEVICE inline void lines_transpose_yz(TeamContext& ctx, const Args& a, bool valid, const LineTables<MaxN>& t,
                                                    const double* T2, double* T1, int Rn, const int* el_idxs, index_t e,
                                                    int c) {
   constexpr bool Exact = N1 > 0;
+  static_assert(!Once || Exact, "one pass needs the compile-time sizes");
   const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, n2 = n1 * n1, P1 = line_plane(n1, m1);
   if (valid)
-    for (int qz : ctx.threads_y(m1))
-      for (int i : ctx.threads_x(n1))
-        line_product<1, MaxN, line_pairs<MaxN>(M1)>(t.Bt, &T2[qz * m1 * Rn + i], Rn, m1, &T1[qz * P1 + i], n1, n1);
+    item_lines<Once>(ctx, m1, n1, [&](int qz, int i) {
+      line_product<1, MaxN, line_pairs<MaxN>(M1)>(t.Bt, &T2[qz * m1 * Rn + i], Rn, m1, &T1[qz * P1 + i], n1, n1);
+    });
   ctx.sync();
   if (valid)
-    for (int j : ctx.threads_y(n1))
-      for (int i : ctx.threads_x(n1)) {
-        LinePairs<MaxN> in;
-        in.load(&T1[j * n1 + i], P1, m1);
-        const auto out = pair_contract<1, MaxN, line_pairs<MaxN>(M1)>(t.Bt, in);
-        const int top = ((n1 - 1) * n1 + j) * n1 + i;  // node (n1 - 1, j, i); k steps down by n2
+    item_lines<Once>(ctx, n1, n1, [&](int j, int i) {
+      LinePairs<MaxN> in;
+      in.load(&T1[j * n1 + i], P1, m1);
+      const auto out = pair_contract<1, MaxN, line_pairs<MaxN>(M1)>(t.Bt, in);
+      const int top = ((n1 - 1) * n1 + j) * n1 + i;  // node (n1 - 1, j, i); k steps down by n2
 TESSERA_INTERP_UNROLL
-        for (int k = 0; k < LinePairs<MaxN>::H; ++k) {
-          if (2 * k < n1) store_result(a, el_idxs, e, c, (k * n1 + j) * n1 + i, out.lo[k]);
-          if (2 * k + 1 < n1) store_result(a, el_idxs, e, c, top - k * n2, out.hi[k]);
-        }
+      for (int k = 0; k < LinePairs<MaxN>::H; ++k) {
+        if (2 * k < n1) store_result(a, el_idxs, e, c, (k * n1 + j) * n1 + i, out.lo[k]);
+        if (2 * k + 1 < n1) store_result(a, el_idxs, e, c, top - k * n2, out.hi[k]);
       }
+    });
 }
 
 /// The row length of hex_mass_matmul's point data (qz, qy, qx): m1 rounded up to 4 mod 8, so
@@ -627,10 +658,12 @@ TESSERA_HOST_DEVICE constexpr int hex_matmul_q_size(int n1, int m1) {
 /// line_row(m1)) with cp.async during the z and y stages, once per element; on the fly the
 /// block keeps the rule's weights in Wq (the same rows) and det J comes from line_determinant.
 /// N1, M1 > 0: the nodes and points per direction fixed at compile time (HexExact; they must
-/// equal a.nd1, a.nq1), so that every stride and line length is a constant.
+/// equal a.nd1, a.nq1), so that every stride and line length is a constant, and the thread
+/// loops one pass where one_pass_lines says so.
 template <bool OnTheFly, int MaxN, int N1 = 0, int M1 = 0>
 TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const LineTables<MaxN>& t) {
   constexpr bool Exact = N1 > 0;
+  constexpr bool Once = Exact && one_pass_lines<false, OnTheFly, MaxN, false>();
   const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, nd = Exact ? N1 * N1 * N1 : a.nd,
             nq = Exact ? M1 * M1 * M1 : a.nq;
   const int R = line_row(n1), Rw = line_row(m1);
@@ -655,47 +688,46 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
       if (valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
     } else {
       if (valid && c == 0)  // the element's later components (steps) find it there
-        for (int qy : ctx.threads_y(m1))
-          for (int qx : ctx.threads_x(m1))
-            for (int qz = 0; qz < m1; ++qz)
-              copy_async(ctx, &Ws[(qz * m1 + qy) * Rw + qx], &a.qdata[e * nq + (qz * m1 + qy) * m1 + qx]);
+        item_lines<Once>(ctx, m1, m1, [&](int qy, int qx) {
+          for (int qz = 0; qz < m1; ++qz)
+            copy_async(ctx, &Ws[(qz * m1 + qy) * Rw + qx], &a.qdata[e * nq + (qz * m1 + qy) * m1 + qx]);
+        });
       async_commit();
     }
-    lines_forward_zy<MaxN, N1, M1>(ctx, a, valid, t, u, T1.data(), T2.data(), R);
+    lines_forward_zy<MaxN, N1, M1, Once>(ctx, a, valid, t, u, T1.data(), T2.data(), R);
     if constexpr (!OnTheFly) async_wait(false);
     ctx.sync();
     // x, the point factor and the transposed x along the rows of T2, in place
     if (valid)
-      for (int qz : ctx.threads_y(m1))
-        for (int qy : ctx.threads_x(m1)) {
-          double* row = &T2[(qz * m1 + qy) * R];
-          const double* w = OnTheFly ? &Wq[(qz * m1 + qy) * Rw] : &Ws[(qz * m1 + qy) * Rw];
-          const double* w_top = w + (m1 - 1);
-          double d[3] = {};
-          if constexpr (OnTheFly) line_determinant(Xc.data(), xq[qy], xq[qz], d);
-          LinePairs<MaxN> in;
-          in.load(row, 1, n1);
-          auto v = pair_contract<1, MaxN, line_pairs<MaxN>(N1)>(t.Bf, in);
+      item_lines<Once>(ctx, m1, m1, [&](int qz, int qy) {
+        double* row = &T2[(qz * m1 + qy) * R];
+        const double* w = OnTheFly ? &Wq[(qz * m1 + qy) * Rw] : &Ws[(qz * m1 + qy) * Rw];
+        const double* w_top = w + (m1 - 1);
+        double d[3] = {};
+        if constexpr (OnTheFly) line_determinant(Xc.data(), xq[qy], xq[qz], d);
+        LinePairs<MaxN> in;
+        in.load(row, 1, n1);
+        auto v = pair_contract<1, MaxN, line_pairs<MaxN>(N1)>(t.Bf, in);
 TESSERA_INTERP_UNROLL
-          for (int qx = 0; qx < LinePairs<MaxN>::H; ++qx) {
-            if (2 * qx >= m1) {  // past the line: the tables gave zeros, and w is not read
-              v.lo[qx] = v.hi[qx] = 0;
-              continue;
-            }
-            if constexpr (OnTheFly) {
-              v.lo[qx] *= w[qx] * (d[0] + t.x[qx] * (d[1] + t.x[qx] * d[2]));
-              v.hi[qx] *= w_top[-qx] * (d[0] + t.xr[qx] * (d[1] + t.xr[qx] * d[2]));
-            } else {
-              v.lo[qx] *= w[qx];
-              v.hi[qx] *= w_top[-qx];
-            }
+        for (int qx = 0; qx < LinePairs<MaxN>::H; ++qx) {
+          if (2 * qx >= m1) {  // past the line: the tables gave zeros, and w is not read
+            v.lo[qx] = v.hi[qx] = 0;
+            continue;
           }
-          in.set(v.lo, v.hi);
-          pair_contract<1, MaxN, line_pairs<MaxN>(M1)>(t.Bt, in).store(row, 1, n1);
+          if constexpr (OnTheFly) {
+            v.lo[qx] *= w[qx] * (d[0] + t.x[qx] * (d[1] + t.x[qx] * d[2]));
+            v.hi[qx] *= w_top[-qx] * (d[0] + t.xr[qx] * (d[1] + t.xr[qx] * d[2]));
+          } else {
+            v.lo[qx] *= w[qx];
+            v.hi[qx] *= w_top[-qx];
+          }
         }
+        in.set(v.lo, v.hi);
+        pair_contract<1, MaxN, line_pairs<MaxN>(M1)>(t.Bt, in).store(row, 1, n1);
+      });
     ctx.sync();
     const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
-    lines_transpose_yz<MaxN, N1, M1>(ctx, a, valid, t, T2.data(), T1.data(), R, el_idxs, e, c);
+    lines_transpose_yz<MaxN, N1, M1, Once>(ctx, a, valid, t, T2.data(), T1.data(), R, el_idxs, e, c);
   });
 }
 
@@ -1328,10 +1360,11 @@ TESSERA_INTERP_UNROLL
 /// J^-1 J^-T applied point by point in place (stored, or from the vertices on the fly), the
 /// transposed derivatives along the same lines in place, and their sum at each point: the
 /// result at the nodes (Nodal), or transposed back by x, y and z lines and scattered.
-/// N1, M1 > 0: the sizes fixed at compile time, as in hex_mass_lines.
+/// N1, M1 > 0: the sizes fixed at compile time, as in hex_mass_lines (also one_pass_lines).
 template <bool OnTheFly, int MaxN, bool Nodal, int N1 = 0, int M1 = 0>
 TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, const LineTables<MaxN>& t) {
   constexpr bool Exact = N1 > 0;
+  constexpr bool Once = Exact && one_pass_lines<true, OnTheFly, MaxN, Nodal>();
   const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, nd = Exact ? N1 * N1 * N1 : a.nd;
   // pair_contract's input pairs (KN: the Gauss kernels' interpolation only)
   [[maybe_unused]] constexpr int KN = line_pairs<MaxN>(N1);
@@ -1363,18 +1396,17 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
     const double* Vp = u;  // the point values, rows of vr
     int vr = U;
     if constexpr (!Nodal) {
-      lines_forward_zy<MaxN, N1, M1>(ctx, a, valid, t, u, X.data(), T2f, Rn);
+      lines_forward_zy<MaxN, N1, M1, Once>(ctx, a, valid, t, u, X.data(), T2f, Rn);
       ctx.sync();
       if (valid)  // x: V(qz, qy, qx), and its x derivative into G0; lines (qz, qy)
-        for (int qz : ctx.threads_y(m1))
-          for (int qy : ctx.threads_x(m1)) {
-            LinePairs<MaxN> in;
-            in.load(&T2f[(qz * m1 + qy) * Rn], 1, n1);
-            const auto v = pair_contract<1, MaxN, KN>(t.Bf, in);
-            v.store(&V[(qz * m1 + qy) * R], 1, m1);
-            in.set(v.lo, v.hi);  // the values' pairs (past m1 zeros: the tables' zeros)
-            pair_contract<-1, MaxN, KM>(t.Df, in).store(&G[(qz * m1 + qy) * R], 1, m1);
-          }
+        item_lines<Once>(ctx, m1, m1, [&](int qz, int qy) {
+          LinePairs<MaxN> in;
+          in.load(&T2f[(qz * m1 + qy) * Rn], 1, n1);
+          const auto v = pair_contract<1, MaxN, KN>(t.Bf, in);
+          v.store(&V[(qz * m1 + qy) * R], 1, m1);
+          in.set(v.lo, v.hi);  // the values' pairs (past m1 zeros: the tables' zeros)
+          pair_contract<-1, MaxN, KM>(t.Df, in).store(&G[(qz * m1 + qy) * R], 1, m1);
+        });
       ctx.sync();
       Vp = V;
       vr = R;
@@ -1382,66 +1414,65 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
     // the reference gradient G(d, qz, qy, qx) along lines in direction d (Gauss: x done)
     constexpr int d0 = Nodal ? 0 : 1;  // the first direction left
     if (valid)
-      for (int y : ctx.threads_y(m1))
-        for (int x : ctx.threads_x(m1))
-          derivative_lines<MaxN, false, Nodal, KM>(t, m1, d0, y, x, Vp, vr, 0, G.data(), R, np);
+      item_lines<Once>(ctx, m1, m1, [&](int y, int x) {
+        derivative_lines<MaxN, false, Nodal, KM>(t, m1, d0, y, x, Vp, vr, 0, G.data(), R, np);
+      });
     ctx.sync();
     // D G at each point, in place
     if (valid)
-      for (int qy : ctx.threads_y(m1))
-        for (int qx : ctx.threads_x(m1))
-          for (int qz = 0; qz < m1; ++qz) {
-            const int at = (qz * m1 + qy) * R + qx, q = (qz * m1 + qy) * m1 + qx;
-            double F[6];  // (00, 01, 02, 11, 12, 22)
-            if constexpr (OnTheFly) {
-              const double xi[3] = {xq[qx], xq[qy], xq[qz]};
-              point_factor<3, true, true>(a, e, q, Xc.data(), xi, F);
-            } else {
-              point_factor<3, true, false>(a, e, q, nullptr, nullptr, F);
-            }
-            const double gx = G[at], gy = G[np + at], gz = G[2 * np + at];
-            G[at] = F[0] * gx + F[1] * gy + F[2] * gz;
-            G[np + at] = F[1] * gx + F[3] * gy + F[4] * gz;
-            G[2 * np + at] = F[2] * gx + F[4] * gy + F[5] * gz;
+      item_lines<Once>(ctx, m1, m1, [&](int qy, int qx) {
+        for (int qz = 0; qz < m1; ++qz) {
+          const int at = (qz * m1 + qy) * R + qx, q = (qz * m1 + qy) * m1 + qx;
+          double F[6];  // (00, 01, 02, 11, 12, 22)
+          if constexpr (OnTheFly) {
+            const double xi[3] = {xq[qx], xq[qy], xq[qz]};
+            point_factor<3, true, true>(a, e, q, Xc.data(), xi, F);
+          } else {
+            point_factor<3, true, false>(a, e, q, nullptr, nullptr, F);
           }
+          const double gx = G[at], gy = G[np + at], gz = G[2 * np + at];
+          G[at] = F[0] * gx + F[1] * gy + F[2] * gz;
+          G[np + at] = F[1] * gx + F[3] * gy + F[4] * gz;
+          G[2 * np + at] = F[2] * gx + F[4] * gy + F[5] * gz;
+        }
+      });
     ctx.sync();
     // the transposed derivatives along the same lines, in place (Gauss: x below)
     if (valid)
-      for (int y : ctx.threads_y(m1))
-        for (int x : ctx.threads_x(m1))
-          derivative_lines<MaxN, true, Nodal, KM>(t, m1, d0, y, x, G.data(), R, np, G.data(), R, np);
+      item_lines<Once>(ctx, m1, m1, [&](int y, int x) {
+        derivative_lines<MaxN, true, Nodal, KM>(t, m1, d0, y, x, G.data(), R, np, G.data(), R, np);
+      });
     ctx.sync();
     const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
     if constexpr (Nodal) {
       if (valid)
-        for (int qy : ctx.threads_y(m1))
-          for (int qx : ctx.threads_x(m1))
-            for (int qz = 0; qz < m1; ++qz) {
-              const int at = (qz * m1 + qy) * R + qx;
-              store_result(a, el_idxs, e, c, (qz * m1 + qy) * m1 + qx, G[at] + G[np + at] + G[2 * np + at]);
-            }
+        item_lines<Once>(ctx, m1, m1, [&](int qy, int qx) {
+          for (int qz = 0; qz < m1; ++qz) {
+            const int at = (qz * m1 + qy) * R + qx;
+            store_result(a, el_idxs, e, c, (qz * m1 + qy) * m1 + qx, G[at] + G[np + at] + G[2 * np + at]);
+          }
+        });
     } else {
       if (valid)  // x: the transposed x derivative plus the y and z parts, then B^T; lines (qz, qy)
-        for (int qz : ctx.threads_y(m1))
-          for (int qy : ctx.threads_x(m1)) {
-            const int row = (qz * m1 + qy) * R, top = row + m1 - 1;
-            LinePairs<MaxN> in;
-            in.load(&G[row], 1, m1);
-            auto g = pair_contract<-1, MaxN, KM>(t.Dt, in);
+        item_lines<Once>(ctx, m1, m1, [&](int qz, int qy) {
+          const int row = (qz * m1 + qy) * R, top = row + m1 - 1;
+          LinePairs<MaxN> in;
+          in.load(&G[row], 1, m1);
+          auto g = pair_contract<-1, MaxN, KM>(t.Dt, in);
 TESSERA_INTERP_UNROLL
-            for (int qx = 0; qx < LinePairs<MaxN>::H; ++qx) {
-              if (2 * qx >= m1) {  // past the line (the tables gave zeros)
-                g.lo[qx] = g.hi[qx] = 0;
-                continue;
-              }
-              g.lo[qx] += G[np + row + qx] + G[2 * np + row + qx];
-              g.hi[qx] += G[np + top - qx] + G[2 * np + top - qx];
+          for (int qx = 0; qx < LinePairs<MaxN>::H; ++qx) {
+            if (2 * qx >= m1) {  // past the line (the tables gave zeros)
+              g.lo[qx] = g.hi[qx] = 0;
+              continue;
             }
-            in.set(g.lo, g.hi);
-            pair_contract<1, MaxN, KM>(t.Bt, in).store(&T2t[(qz * m1 + qy) * Rn], 1, n1);
+            g.lo[qx] += G[np + row + qx] + G[2 * np + row + qx];
+            g.hi[qx] += G[np + top - qx] + G[2 * np + top - qx];
           }
+          in.set(g.lo, g.hi);
+          pair_contract<1, MaxN, KM>(t.Bt, in).store(&T2t[(qz * m1 + qy) * Rn], 1, n1);
+        });
       ctx.sync();
-      lines_transpose_yz<MaxN, N1, M1>(ctx, a, valid, t, T2t, T1t, Rn, el_idxs, e, c);
+      lines_transpose_yz<MaxN, N1, M1, Once>(ctx, a, valid, t, T2t, T1t, Rn, el_idxs, e, c);
     }
   }, [&](int, int c, index_t e) {
     // the element's 6 numbers per point, read at the D G stage, reach L2 during the previous

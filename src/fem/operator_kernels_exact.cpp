@@ -18,6 +18,9 @@ struct HexExact {
   static_assert((Policy::lines || (Nodal && MaxN == 4)) && N1 <= MaxN && M1 <= MaxN);
   static constexpr int max_registers = Policy::max_registers;
   static constexpr bool items_may_spill = false;
+  /// The threads per item in x and y that the kernel's loops assume (item_lines<true>): at
+  /// least the nodes and the points per direction.
+  static constexpr int line_threads = N1 > M1 ? N1 : M1;
   Args a;
   LineTables<MaxN> t{};  // launch_operator_exact fills them
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
@@ -69,6 +72,10 @@ void launch_operator_exact(const char* label, const Exec& exec, const Teams& t, 
                   "fem operator: no compile-time-size kernel for ", a.nd1, " nodes and ", a.nq1,
                   " points per direction");
   with_exact_kernel(diffusion, a.on_the_fly, a.nd1, a.nodal_points, [&]<class K>() {
+    TESSERA_REQUIRE(t.threads.x >= K::line_threads && t.threads.y >= K::line_threads,
+                    "fem operator: the compile-time-size kernel for ", a.nd1, " nodes and ", a.nq1,
+                    " points per direction needs at least ", K::line_threads, " x ", K::line_threads,
+                    " threads per element; the launch gave ", t.threads.x, " x ", t.threads.y);
     K k{a};
     fill_line_tables(k.t, a);
     launch(label, exec, t, k);
