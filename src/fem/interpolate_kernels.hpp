@@ -338,18 +338,20 @@ TESSERA_HOST_DEVICE inline void load_tensor_tables(TeamContext& ctx, const Args&
 /// st + 1 are copied into the other half of `ub` while step(valid, e, c, u, Xe) runs on step st.
 /// Row > 0 (hexahedra): the values go to rows of Row entries, (nd1, nd1, Row), instead of nd1.
 /// ahead(k, c, e) runs where the gather of step (k, c) of element e is issued, a step before
-/// the step itself (the diffusion kernel's prefetch of its stored data).
+/// the step itself (the diffusion kernel's prefetch of its stored data). N1 > 0: the nodes per
+/// direction fixed at compile time (a.nd1 must equal it), so that the node count and, with
+/// Row, the division that places a node in its row are constants.
 struct NothingAhead {
   TESSERA_HOST_DEVICE void operator()(int, int, index_t) const {}
 };
-template <int Row = 0, class Step, class Ahead = NothingAhead>
+template <int Row = 0, int N1 = 0, class Step, class Ahead = NothingAhead>
 TESSERA_HOST_DEVICE void pipelined_steps(TeamContext& ctx, const Args& a, View<int, 1> idxs, View<double, 1> ub,
                                          View<double, 1> Xs, const Step& step, const Ahead& ahead = {}) {
-  const int nd = a.nd, slot = Row > 0 ? a.nd1 * a.nd1 * Row : nd;
+  const int n1 = N1 > 0 ? N1 : a.nd1, nd = N1 > 0 ? N1 * N1 * N1 : a.nd, slot = Row > 0 ? n1 * n1 * Row : nd;
   const auto to = [&](int n) {  // where node n goes in its buffer
     if constexpr (Row > 0) {
-      const int r = n / a.nd1;
-      return r * Row + (n - r * a.nd1);
+      const int r = n / n1;
+      return r * Row + (n - r * n1);
     } else {
       return n;
     }

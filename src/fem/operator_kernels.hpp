@@ -683,7 +683,7 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
       Wq[line * Rw + (q - line * m1)] = a.wq[q];
     }
   }
-  pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
+  pipelined_steps<0, N1>(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
     if constexpr (OnTheFly) {
       if (valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
     } else {
@@ -1391,7 +1391,7 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
   auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);
   if constexpr (OnTheFly)
     for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
-  pipelined_steps<U>(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
+  pipelined_steps<U, N1>(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
     if (OnTheFly && valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
     const double* Vp = u;  // the point values, rows of vr
     int vr = U;
