@@ -651,11 +651,21 @@ TESSERA_HOST_DEVICE constexpr int hex_matmul_q_size(int n1, int m1) {
   return t2 > y ? t2 : y;
 }
 
+/// The most points per direction for which the stored mass kernel with compile-time sizes keeps
+/// each thread's x line of w det J in registers instead of copying it to shared memory (and
+/// waiting for the copy, which also waits for the next step's gather). H200, 8M DOFs, three
+/// rounds against the copy: BP1 1.03x, 1.02x at p = 3, 4 and BP2 1.04x, 1.03x; at p = 5 1.00x
+/// and 1.02x; at p = 6 0.91x and 0.97x and at p = 10 0.94x (BP1), where the registers rose
+/// (55 -> 68 at p = 6, 71 -> 94 at p = 10); p = 7..9 0.99-1.01x. So p = 3, 4 only.
+inline constexpr int kMassWeightRegsMax = 6;
+
 /// Bounded hexahedron mass operator by lines. Per (element, component) step: z, then y, by
 /// lines along those directions into T1 (qz, j, i) and T2 (qz, qy, i; rows of line_row(n1));
 /// x, the point factor and the transposed x in place along T2's rows; the transposed y into
 /// T1; the transposed z and the scatter. Stored w det J is copied to Ws (rows of
-/// line_row(m1)) with cp.async during the z and y stages, once per element; on the fly the
+/// line_row(m1)) with cp.async during the z and y stages, once per element (on the GPU with
+/// compile-time sizes up to kMassWeightRegsMax points: each thread's x line loaded into
+/// registers at the start of the step instead); on the fly the
 /// block keeps the rule's weights in Wq (the same rows) and det J comes from line_determinant.
 /// N1, M1 > 0: the nodes and points per direction fixed at compile time (HexExact; they must
 /// equal a.nd1, a.nq1), so that every stride and line length is a constant, and the thread
@@ -664,6 +674,14 @@ template <bool OnTheFly, int MaxN, int N1 = 0, int M1 = 0>
 TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const LineTables<MaxN>& t) {
   constexpr bool Exact = N1 > 0;
   constexpr bool Once = Exact && one_pass_lines<false, OnTheFly, MaxN, false>();
+  // stored, one pass, on the GPU: each thread's x line of w det J in registers, loaded at the
+  // start of the element's step (its latency hidden by the z and y stages)
+#if defined(TESSERA_DEVICE_CODE)
+  constexpr bool WRegs = !OnTheFly && Once && M1 <= kMassWeightRegsMax;
+#else
+  constexpr bool WRegs = false;
+#endif
+  [[maybe_unused]] double wr[WRegs ? M1 : 1];
   const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, nd = Exact ? N1 * N1 * N1 : a.nd,
             nq = Exact ? M1 * M1 * M1 : a.nq;
   const int R = line_row(n1), Rw = line_row(m1);
@@ -675,7 +693,7 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
   auto T2 = ctx.shared_item<double>(m1 * m1 * R);
   auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
   auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);
-  auto Ws = ctx.shared_item<double>(OnTheFly ? 0 : m1 * m1 * Rw);
+  auto Ws = ctx.shared_item<double>(OnTheFly || WRegs ? 0 : m1 * m1 * Rw);  // (the layout keeps its room)
   if constexpr (OnTheFly) {
     for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
     for (int q : ctx.block_threads(nq)) {  // once per block: a division per entry is affordable
@@ -686,6 +704,13 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
   pipelined_steps<0, N1>(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
     if constexpr (OnTheFly) {
       if (valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
+    } else if constexpr (WRegs) {
+      if (valid && c == 0)  // the element's later components (steps) keep them
+        item_lines<true>(ctx, m1, m1, [&](int qz, int qy) {
+          const double* w = &a.qdata[e * nq + (qz * m1 + qy) * m1];
+TESSERA_INTERP_UNROLL
+          for (int qx = 0; qx < M1; ++qx) wr[qx] = w[qx];
+        });
     } else {
       if (valid && c == 0)  // the element's later components (steps) find it there
         item_lines<Once>(ctx, m1, m1, [&](int qy, int qx) {
@@ -695,7 +720,7 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
       async_commit();
     }
     lines_forward_zy<MaxN, N1, M1, Once>(ctx, a, valid, t, u, T1.data(), T2.data(), R);
-    if constexpr (!OnTheFly) async_wait(false);
+    if constexpr (!OnTheFly && !WRegs) async_wait(false);
     ctx.sync();
     // x, the point factor and the transposed x along the rows of T2, in place
     if (valid)
@@ -717,6 +742,9 @@ TESSERA_INTERP_UNROLL
           if constexpr (OnTheFly) {
             v.lo[qx] *= w[qx] * (d[0] + t.x[qx] * (d[1] + t.x[qx] * d[2]));
             v.hi[qx] *= w_top[-qx] * (d[0] + t.xr[qx] * (d[1] + t.xr[qx] * d[2]));
+          } else if constexpr (WRegs) {  // 2 qx < M1 here; the bounds keep unreached indices in range
+            v.lo[qx] *= wr[qx < M1 ? qx : 0];
+            v.hi[qx] *= wr[qx < M1 ? M1 - 1 - qx : 0];
           } else {
             v.lo[qx] *= w[qx];
             v.hi[qx] *= w_top[-qx];
