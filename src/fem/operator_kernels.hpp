@@ -573,8 +573,9 @@ TESSERA_HOST_DEVICE inline void item_lines(const TeamContext& ctx, int ny, int n
 
 /// Whether a line kernel with its sizes fixed at compile time runs its thread loops as one pass
 /// (item_lines<true>). Measured on the H200 against the loops (8M DOFs, same runs; operators.md,
-/// "One pass over the item's lines"): mass and Gauss diffusion on the fly gained up to 1.20x and
-/// mass stored ran even, but stored Gauss diffusion at bounds 4..8 (p = 2..6) lost 2-6% and
+/// "One pass over the item's lines"): with this rule mass on the fly 1.00-1.26x, Gauss diffusion
+/// on the fly 1.03-1.12x, stored mass 1.00-1.07x, stored diffusion at p = 7..10 1.05-1.06x; one
+/// pass everywhere cost stored Gauss diffusion at bounds 4..8 (p = 2..6) 2-6% and
 /// Gauss-Lobatto diffusion on the fly at bound 8 (p = 6, 7) 7-11%, so those keep the loops.
 template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal>
 TESSERA_HOST_DEVICE constexpr bool one_pass_lines() {
