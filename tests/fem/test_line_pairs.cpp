@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "operator_kernels.hpp"
+#include "tessera/core/exec.hpp"
 
 namespace {
 using namespace tessera::fem::interp_detail;
@@ -166,4 +168,33 @@ TEST(LinePlanes, YLinesOfT1FallEvenlyOverTheBanks) {
   EXPECT_GT(unfair_before, 20) << "the unpadded planes were unfair for many sizes";
   EXPECT_FALSE(fair(4, 5, 16));  // p = 3, q = p + 2: the case that measured 1.10x for BP1
   EXPECT_TRUE(fair(4, 5, line_plane(4, 5)));
+}
+
+/// The kernels with their sizes fixed at compile time run each stage as one pass over the
+/// item's threads (item_lines<true>), which needs max(n1, m1) threads per item in x and y:
+/// a launch with fewer is refused with the sizes named, before anything runs.
+TEST(LaunchShape, CompileTimeSizeKernelsRefuseTooFewThreadsPerItem) {
+  using tessera::fem::Geometry;
+  ASSERT_TRUE(operator_exact_sizes(Geometry::Hexahedron, false, 4, 5, false))
+      << "q = p + 2 mass at p = 3 no longer takes a compile-time-size kernel";
+  Args a;
+  a.dim = a.sdim = 3;
+  a.nd1 = 4;
+  a.nq1 = 5;
+  a.nd = 64;
+  a.nq = 125;
+  a.on_the_fly = false;
+  for (const tessera::Dim3 threads : {tessera::Dim3{4, 5, 1}, tessera::Dim3{5, 4, 1}}) {
+    tessera::Teams t;
+    t.items = 1;
+    t.threads = threads;
+    try {
+      launch_operator_exact("test/launch-shape", tessera::Exec::serial(), t, false, a);
+      ADD_FAILURE() << "a launch with " << threads.x << " x " << threads.y << " threads per item was accepted";
+    } catch (const tessera::Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("needs at least 5 x 5 threads per element"), std::string::npos) << what;
+      EXPECT_NE(what.find("4 nodes and 5 points per direction"), std::string::npos) << what;
+    }
+  }
 }
