@@ -736,7 +736,8 @@ TEST_P(OperatorTest, HighestOrdersIntegrateExactlyAndMatchTheSerialBackend) {
 TEST_P(OperatorTest, TuningCacheChoosesElementsPerItemAndBlock) {
   // `tessera tune operators` stores the fastest (elements per item, elements per block) pair
   // under the operator's automatic key; a new operator of the same kind then walks that many
-  // elements per item, and an explicit option still wins. 3 per item is a count no rule
+  // elements per item (not for an entry under an earlier kernel revision's key), and an
+  // explicit option still wins. 3 per item is a count no rule
   // chooses, so it can only come from the cache; the results must not depend on it.
   const std::string path =
       ::testing::TempDir() + "tessera_operator_tuning_" + std::to_string(static_cast<int>(GetParam())) + ".json";
@@ -753,6 +754,16 @@ TEST_P(OperatorTest, TuningCacheChoosesElementsPerItemAndBlock) {
     EXPECT_EQ(src, "heuristic");
     EXPECT_NE(k0, 3);
     EXPECT_TRUE(A0.tuning_key().ends_with("/kauto")) << A0.tuning_key();
+    // an entry under the key of an earlier kernel revision was measured for other kernels
+    std::string earlier = A0.tuning_key();
+    const std::size_t rev = earlier.find("/rev");
+    ASSERT_NE(rev, std::string::npos) << earlier;
+    earlier.replace(rev, earlier.find('/', rev + 1) - rev, "/rev1");
+    ASSERT_NE(earlier, A0.tuning_key());
+    tuning::store(tuning::device_key(exec()), {{earlier, tuning::Entry{2, 1.0, "2026-11-26", 3}}});
+    const H1Operator Aearlier(space, kind, exec());
+    EXPECT_EQ(Aearlier.elements_per_item(false, &src), k0);
+    EXPECT_EQ(src, "heuristic");
     tuning::store(tuning::device_key(exec()), {{A0.tuning_key(), tuning::Entry{2, 1.0, "2026-11-26", 3}}});
     const H1Operator A1(space, kind, exec());
     EXPECT_EQ(A1.elements_per_item(false, &src), 3);

@@ -257,8 +257,9 @@ class Interpolator {
   int max_elements_per_block(Eval what, bool transpose) const;
 
   /// Fused operators: the tuning-cache key, e.g.
-  /// "operator/hexahedron/p3/q125/c1/diffusion/stored/global/kauto" ("/k<n>" when the options
-  /// fix the elements per item); the elements per item a call uses (the option; else the
+  /// "operator/hexahedron/p3/q125/c1/diffusion/stored/global/rev2/kauto" ("/rev<r>": the
+  /// kernels' revision, so that counts tuned for earlier kernels are not reused; "/k<n>" when
+  /// the options fix the elements per item); the elements per item a call uses (the option; else the
   /// tuning cache's choice where `tessera tune operators` made one; else the kernel's rule,
   /// operator_chunk) and the elements per block a call with epb <= 0 uses (tuning cache, else
   /// about 256 threads per block; reduced to fit), each with where it came from; the largest
