@@ -891,19 +891,11 @@ std::size_t Interpolator::operator_shared_bytes(bool diffusion, bool on_the_fly,
   return detail::team_shared_bytes(detail::make_team_params(Teams{std::max<index_t>(ne_, 1), epb, th, item, common}));
 }
 
-namespace {
-/// The revision of the operator kernels and their per-item rules, part of every tuning key:
-/// a count that `tessera tune operators` measured for earlier kernels is not reused for these
-/// (the operator falls back to its rules until tuned again). Raised with every change to a
-/// kernel, its shared layout or its rules; 1 was the keys without it (before 2026-11-29).
-constexpr int kOperatorKernelRevision = 2;
-}  // namespace
-
 std::string Interpolator::operator_key(bool diffusion, bool on_the_fly, bool element) const {
   std::ostringstream o;
   o << "operator/" << fem::name(geom_) << "/p" << p_ << "/q" << nq_ << "/c" << comps_ << "/"
     << (diffusion ? "diffusion" : "mass") << "/" << (on_the_fly ? "on-the-fly" : "stored") << "/"
-    << (element ? "element" : "global") << "/rev" << kOperatorKernelRevision << "/k";
+    << (element ? "element" : "global") << "/rev" << ia::kOperatorKernelRevision << "/k";
   if (opt_.elements_per_item > 0) o << opt_.elements_per_item;
   else o << "auto";
   return o.str();

@@ -15,6 +15,13 @@
 
 namespace tessera::fem::interp_detail {
 
+/// The revision of the operator kernels, their shared layouts and their per-item rules
+/// (operator_chunk), part of every tuning key (Interpolator::operator_key): counts that
+/// `tessera tune operators` measured for earlier kernels are not reused, and the rules serve
+/// until the next tuning. Raise it with every such change; 1 was the keys without it (before
+/// 2026-11-29).
+inline constexpr int kOperatorKernelRevision = 2;
+
 /// y[i] += v, atomically where threads run concurrently.
 TESSERA_HOST_DEVICE inline void atomic_add(double* p, double v, bool concurrent) {
 #if defined(TESSERA_DEVICE_CODE)
@@ -707,7 +714,7 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
       if (valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
     } else if constexpr (WRegs) {
       if (valid && c == 0)  // the element's later components (steps) keep them
-        item_lines<true>(ctx, m1, m1, [&](int qz, int qy) {
+        item_lines<Once>(ctx, m1, m1, [&](int qz, int qy) {  // the x stage's (qz, qy): the same thread
           const double* w = &a.qdata[e * nq + (qz * m1 + qy) * m1];
 TESSERA_INTERP_UNROLL
           for (int qx = 0; qx < M1; ++qx) wr[qx] = w[qx];
