@@ -865,10 +865,13 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
           .add<double>(nodal ? 0 : pts).add<double>(3 * pts)
           .add<double>(nodal || operator_merged_lines() ? 0 : m1 * m1 * ia::line_row(n1))
           .add<double>(nx).add<double>(on_the_fly ? 8 * 3 : 0);
-    } else if (rows.lines) {  // hex_mass_lines
+    } else if (rows.lines) {  // hex_mass_lines: the skew, maps, gathered values, T1, T2, vertices, w det J
+      const ia::MassLinesLayout L = ia::mass_lines_layout(n1, m1, rows.exact, on_the_fly);
+      const bool wregs = ia::mass_weights_in_registers(exec_.on_device(), rows.exact, on_the_fly, m1);
       c.add<double>(on_the_fly ? m1 : 0).add<double>(on_the_fly ? m1 * m1 * ia::line_row(m1) : 0);
-      it.add<int>(k * nd_).add<double>(ub).add<double>(m1 * ia::line_plane(n1, m1)).add<double>(m1 * m1 * ia::line_row(n1))
-          .add<double>(nx).add<double>(on_the_fly ? 8 * 3 : 0).add<double>(on_the_fly ? 0 : m1 * m1 * ia::line_row(m1));
+      it.add<double>(ia::item_skew_room(L.skew)).add<int>(k * nd_).add<double>(ub)
+          .add<double>(m1 * ia::line_plane(n1, m1)).add<double>(m1 * L.plane).add<double>(nx)
+          .add<double>(on_the_fly ? 8 * 3 : 0).add<double>(on_the_fly || wregs ? 0 : m1 * m1 * ia::line_row(m1));
     } else {
     c.add<double>(n1 * S).add<double>(split ? n1 * m1 : 0).add<double>(m1).add<double>(colloc ? m1 * S : 0);
     it.add<int>(k * nd_).add<double>(ub).add<double>(colloc ? 3 * np : n1 * n1 * S)

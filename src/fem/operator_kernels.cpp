@@ -306,13 +306,13 @@ bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, in
 OperatorRows operator_rows(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                            bool nodal_points, int comps, bool element) {
   // the compile-time-size kernels run by lines, as their bound's do except at bound 4
-  if (operator_exact_here(exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps)) return OperatorRows{nq1, nd1, true, false};
+  if (operator_exact_here(exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps)) return OperatorRows{nq1, nd1, true, false, true};
   return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element, [&]<class K>() {
     if constexpr (requires { typename K::Policy; }) {
       using P = typename K::Policy;
-      return OperatorRows{P::rows > 0 ? P::rows : nq1, P::gather_rows > 0 ? P::gather_rows : nd1, P::lines, false};
+      return OperatorRows{P::rows > 0 ? P::rows : nq1, P::gather_rows > 0 ? P::gather_rows : nd1, P::lines, false, false};
     } else {  // quadrilaterals, matrix products: run-time rows
-      return OperatorRows{nq1, nd1, false, requires { K::matmul; }};
+      return OperatorRows{nq1, nd1, false, requires { K::matmul; }, false};
     }
   });
 }

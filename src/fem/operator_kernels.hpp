@@ -20,7 +20,7 @@ namespace tessera::fem::interp_detail {
 /// `tessera tune operators` measured for earlier kernels are not reused, and the rules serve
 /// until the next tuning. Raise it with every such change; 1 was the keys without it (before
 /// 2026-11-29).
-inline constexpr int kOperatorKernelRevision = 2;
+inline constexpr int kOperatorKernelRevision = 3;
 
 /// y[i] += v, atomically where threads run concurrently.
 TESSERA_HOST_DEVICE inline void atomic_add(double* p, double v, bool concurrent) {
@@ -593,12 +593,13 @@ TESSERA_HOST_DEVICE constexpr bool one_pass_lines() {
 
 /// The forward z and y stages of the line kernels, from the gathered values u (n1, n1, n1):
 /// T1(qz, j, i) = sum_k B(k, qz) u(k, j, i) by lines (j, i), a barrier, and T2(qz, qy, i) =
-/// sum_j B(j, qy) T1(qz, j, i) by lines (qz, i), in rows of Rn (no barrier after).
+/// sum_j B(j, qy) T1(qz, j, i) by lines (qz, i), in rows of Rn and planes of P2 >= m1 Rn
+/// doubles (no barrier after).
 /// N1, M1 > 0: the sizes fixed at compile time (HexExact), else a.nd1, a.nq1. Once: the thread
 /// loops as one pass (item_lines; only with the sizes fixed).
 template <int MaxN, int N1 = 0, int M1 = 0, bool Once = false>
 TESSERA_HOST_DEVICE inline void lines_forward_zy(TeamContext& ctx, const Args& a, bool valid, const LineTables<MaxN>& t,
-                                                 const double* u, double* T1, double* T2, int Rn) {
+                                                 const double* u, double* T1, double* T2, int Rn, int P2) {
   constexpr bool Exact = N1 > 0;
   static_assert(!Once || Exact, "one pass needs the compile-time sizes");
   const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, n2 = n1 * n1, P1 = line_plane(n1, m1);
@@ -609,23 +610,23 @@ TESSERA_HOST_DEVICE inline void lines_forward_zy(TeamContext& ctx, const Args& a
   ctx.sync();
   if (valid)
     item_lines<Once>(ctx, m1, n1, [&](int qz, int i) {
-      line_product<1, MaxN, line_pairs<MaxN>(N1)>(t.Bf, &T1[qz * P1 + i], n1, n1, &T2[qz * m1 * Rn + i], Rn, m1);
+      line_product<1, MaxN, line_pairs<MaxN>(N1)>(t.Bf, &T1[qz * P1 + i], n1, n1, &T2[qz * P2 + i], Rn, m1);
     });
 }
 
 /// The transposed y and z stages of the line kernels and the scatter: T1(qz, j, i) = sum_qy
 /// B(j, qy) T2(qz, qy, i) by lines (qz, i), a barrier, and y(k, j, i) += sum_qz B(k, qz)
-/// T1(qz, j, i) by lines (j, i) into store_result.
+/// T1(qz, j, i) by lines (j, i) into store_result. T2 as lines_forward_zy leaves it.
 template <int MaxN, int N1 = 0, int M1 = 0, bool Once = false>
 TESSERA_HOST_DEVICE inline void lines_transpose_yz(TeamContext& ctx, const Args& a, bool valid, const LineTables<MaxN>& t,
-                                                   const double* T2, double* T1, int Rn, const int* el_idxs, index_t e,
-                                                   int c) {
+                                                   const double* T2, double* T1, int Rn, int P2, const int* el_idxs,
+                                                   index_t e, int c) {
   constexpr bool Exact = N1 > 0;
   static_assert(!Once || Exact, "one pass needs the compile-time sizes");
   const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, n2 = n1 * n1, P1 = line_plane(n1, m1);
   if (valid)
     item_lines<Once>(ctx, m1, n1, [&](int qz, int i) {
-      line_product<1, MaxN, line_pairs<MaxN>(M1)>(t.Bt, &T2[qz * m1 * Rn + i], Rn, m1, &T1[qz * P1 + i], n1, n1);
+      line_product<1, MaxN, line_pairs<MaxN>(M1)>(t.Bt, &T2[qz * P2 + i], Rn, m1, &T1[qz * P1 + i], n1, n1);
     });
   ctx.sync();
   if (valid)
@@ -667,6 +668,45 @@ TESSERA_HOST_DEVICE constexpr int hex_matmul_q_size(int n1, int m1) {
 /// (55 -> 68 at p = 6, 71 -> 94 at p = 10); p = 7..9 0.99-1.01x. So p = 3, 4 only.
 inline constexpr int kMassWeightRegsMax = 6;
 
+/// Whether hex_mass_lines keeps w det J in registers and carves no buffer for it: stored, on
+/// the GPU, the kernel with compile-time sizes (which runs its thread loops as one pass for
+/// mass, one_pass_lines), at most kMassWeightRegsMax points per direction.
+/// Interpolator::operator_shape sizes the layout with it.
+TESSERA_HOST_DEVICE constexpr bool mass_weights_in_registers(bool on_device, bool exact, bool on_the_fly, int m1) {
+  return on_device && exact && !on_the_fly && m1 <= kMassWeightRegsMax;
+}
+
+/// Where hex_mass_lines puts T2 and its item region. T2 (qz, qy, i) has rows of `row` doubles
+/// and planes of `plane`; the item's buffers start `skew` doubles times the block's local item
+/// (modulo 16) into the region, so that the items that share a half warp's 16 lanes (8-byte
+/// shared accesses are served per half warp) meet in other banks. Everywhere but below: rows
+/// of line_row(n1), planes of m1 rows, no skew. Below: the compile-time sizes where the
+/// choice measured faster. It was chosen by a count of the shared-memory wavefronts of the
+/// five line stages (16 lanes, 16 eight-byte banks; items of max(n1, m1)^2 threads one after
+/// the other) among rows n1..n1 + 8, planes up to 15 past m1 rows and even skews (the buffers
+/// stay 16-byte aligned for the gather's cp.async); test MassLinesLayout has the count.
+/// H200, 8M DOFs, two rounds against the plain layout (operators.md, "T2's rows and planes"):
+/// - p = 3 (count 444 -> 384 per step at the rule's 5 elements per block): BP1 stored 1.10x,
+///   on the fly 1.09x, BP2 1.10x and 1.07x;
+/// - p = 4 (1052 -> 865): on the fly BP1 1.03x, BP2 1.04x, but stored 0.95x and 0.98x;
+/// - p = 5, 7 (the count 22% and 5% lower): 0.98-1.03x; p = 9, 10 (15%, 19%; rows of 17 and
+///   13): BP1 0.89-0.96x, so those keep the plain layout.
+struct MassLinesLayout {
+  int row, plane, skew;
+};
+TESSERA_HOST_DEVICE constexpr MassLinesLayout mass_lines_layout(int n1, int m1, bool exact, bool on_the_fly) {
+  if (exact && m1 == n1 + 1 && n1 == 4) return {5, 36, 4};
+  if (exact && m1 == n1 + 1 && n1 == 5 && on_the_fly) return {9, 54, 4};
+  return {line_row(n1), m1 * line_row(n1), 0};
+}
+/// The doubles an item region keeps for the largest skew of mass_lines_layout(...).skew
+/// (local items up to 16).
+TESSERA_HOST_DEVICE constexpr int item_skew_room(int skew) {
+  int most = 0;
+  for (int l = 0; l < 16; ++l) most = (l * skew) % 16 > most ? (l * skew) % 16 : most;
+  return most;
+}
+
 /// Bounded hexahedron mass operator by lines. Per (element, component) step: z, then y, by
 /// lines along those directions into T1 (qz, j, i) and T2 (qz, qy, i; rows of line_row(n1));
 /// x, the point factor and the transposed x in place along T2's rows; the transposed y into
@@ -685,23 +725,26 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
   // stored, one pass, on the GPU: each thread's x line of w det J in registers, loaded at the
   // start of the element's step (its latency hidden by the z and y stages)
 #if defined(TESSERA_DEVICE_CODE)
-  constexpr bool WRegs = !OnTheFly && Once && M1 <= kMassWeightRegsMax;
+  constexpr bool WRegs = mass_weights_in_registers(true, Exact, OnTheFly, M1);
 #else
   constexpr bool WRegs = false;
 #endif
+  static_assert(!WRegs || Once, "the weights in registers need one line per thread");
   [[maybe_unused]] double wr[WRegs ? M1 : 1];
   const int n1 = Exact ? N1 : a.nd1, m1 = Exact ? M1 : a.nq1, nd = Exact ? N1 * N1 * N1 : a.nd,
             nq = Exact ? M1 * M1 * M1 : a.nq;
-  const int R = line_row(n1), Rw = line_row(m1);
+  const MassLinesLayout L = mass_lines_layout(n1, m1, Exact, OnTheFly);
+  const int R = L.row, P2 = L.plane, Rw = line_row(m1);
   auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);
   auto Wq = ctx.shared_common<double>(OnTheFly ? m1 * m1 * Rw : 0);
+  ctx.shared_item<double>((ctx.local_item() * L.skew) % 16);  // the item's skew
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
   auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * nd);
   auto T1 = ctx.shared_item<double>(m1 * line_plane(n1, m1));
-  auto T2 = ctx.shared_item<double>(m1 * m1 * R);
+  auto T2 = ctx.shared_item<double>(m1 * P2);
   auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
   auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);
-  auto Ws = ctx.shared_item<double>(OnTheFly || WRegs ? 0 : m1 * m1 * Rw);  // (the layout keeps its room)
+  auto Ws = ctx.shared_item<double>(OnTheFly || WRegs ? 0 : m1 * m1 * Rw);
   if constexpr (OnTheFly) {
     for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
     for (int q : ctx.block_threads(nq)) {  // once per block: a division per entry is affordable
@@ -727,13 +770,13 @@ TESSERA_INTERP_UNROLL
         });
       async_commit();
     }
-    lines_forward_zy<MaxN, N1, M1, Once>(ctx, a, valid, t, u, T1.data(), T2.data(), R);
+    lines_forward_zy<MaxN, N1, M1, Once>(ctx, a, valid, t, u, T1.data(), T2.data(), R, P2);
     if constexpr (!OnTheFly && !WRegs) async_wait(false);
     ctx.sync();
     // x, the point factor and the transposed x along the rows of T2, in place
     if (valid)
       item_lines<Once>(ctx, m1, m1, [&](int qz, int qy) {
-        double* row = &T2[(qz * m1 + qy) * R];
+        double* row = &T2[qz * P2 + qy * R];
         const double* w = OnTheFly ? &Wq[(qz * m1 + qy) * Rw] : &Ws[(qz * m1 + qy) * Rw];
         const double* w_top = w + (m1 - 1);
         double d[3] = {};
@@ -763,7 +806,7 @@ TESSERA_INTERP_UNROLL
       });
     ctx.sync();
     const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
-    lines_transpose_yz<MaxN, N1, M1, Once>(ctx, a, valid, t, T2.data(), T1.data(), R, el_idxs, e, c);
+    lines_transpose_yz<MaxN, N1, M1, Once>(ctx, a, valid, t, T2.data(), T1.data(), R, P2, el_idxs, e, c);
   });
 }
 
@@ -1432,7 +1475,7 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
     const double* Vp = u;  // the point values, rows of vr
     int vr = U;
     if constexpr (!Nodal) {
-      lines_forward_zy<MaxN, N1, M1, Once>(ctx, a, valid, t, u, X.data(), T2f, Rn);
+      lines_forward_zy<MaxN, N1, M1, Once>(ctx, a, valid, t, u, X.data(), T2f, Rn, m1 * Rn);
       ctx.sync();
       if (valid)  // x: V(qz, qy, qx), and its x derivative into G0; lines (qz, qy)
         item_lines<Once>(ctx, m1, m1, [&](int qz, int qy) {
@@ -1508,7 +1551,7 @@ TESSERA_INTERP_UNROLL
           pair_contract<1, MaxN, KM>(t.Bt, in).store(&T2t[(qz * m1 + qy) * Rn], 1, n1);
         });
       ctx.sync();
-      lines_transpose_yz<MaxN, N1, M1, Once>(ctx, a, valid, t, T2t, T1t, Rn, el_idxs, e, c);
+      lines_transpose_yz<MaxN, N1, M1, Once>(ctx, a, valid, t, T2t, T1t, Rn, m1 * Rn, el_idxs, e, c);
     }
   }, [&](int, int c, index_t e) {
     // the element's 6 numbers per point, read at the D G stage, reach L2 during the previous
@@ -2194,6 +2237,7 @@ struct OperatorRows {
   int gathered;
   bool lines;     // HexPolicy::lines: the kernel runs by lines (hex_mass_lines, hex_diffusion_lines), its own layout
   bool matmul;    // hex_mass_matmul, its own layout and two warps per element
+  bool exact;     // the kernel with the sizes fixed at compile time (mass_lines_layout)
 };
 OperatorRows operator_rows(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                            bool nodal_points, int comps, bool element);

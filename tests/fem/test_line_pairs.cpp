@@ -2,6 +2,7 @@
 // pair_table, LinePairs, pair_contract and LineHalves against the plain product, on the host.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -168,6 +169,82 @@ TEST(LinePlanes, YLinesOfT1FallEvenlyOverTheBanks) {
   EXPECT_GT(unfair_before, 20) << "the unpadded planes were unfair for many sizes";
   EXPECT_FALSE(fair(4, 5, 16));  // p = 3, q = p + 2: the case that measured 1.10x for BP1
   EXPECT_TRUE(fair(4, 5, line_plane(4, 5)));
+}
+
+/// Shared-memory wavefronts of hex_mass_lines's five line stages for one step of a block of
+/// `items` items, each of max(n1, m1)^2 threads (y, x) laid one after the other. 8-byte
+/// accesses are served per half warp: each access of a stage costs, per 16 lanes, the most
+/// distinct doubles that fall in one of the 16 eight-byte banks. Item l's buffers start
+/// (l skew mod 16) doubles into its region; regions are 128-byte multiples (TeamParams).
+long mass_line_wavefronts(int n1, int m1, int items, MassLinesLayout L) {
+  const int T = std::max(n1, m1), per = T * T, P1 = line_plane(n1, m1), n2 = n1 * n1;
+  const int u0 = 0, t1 = 2 * n2 + 2, t2 = t1 + m1 * P1 + 2, region = (t2 + m1 * L.plane + 16 + 15) / 16 * 16;
+  struct Stage {
+    int ny, nx, steps, buf;
+    long (*at)(int y, int x, int k, int n1, int m1, int P1, int R, int P2);
+  };
+  const Stage stages[] = {
+      {n1, n1, n1, u0, [](int y, int x, int k, int n1, int, int, int, int) { return long(y * n1 + x + k * n1 * n1); }},
+      {n1, n1, m1, t1, [](int y, int x, int k, int n1, int, int P1, int, int) { return long(y * n1 + x + k * P1); }},
+      {m1, n1, n1, t1, [](int y, int x, int k, int n1, int, int P1, int, int) { return long(y * P1 + x + k * n1); }},
+      {m1, n1, m1, t2, [](int y, int x, int k, int, int, int, int R, int P2) { return long(y * P2 + x + k * R); }},
+      {m1, m1, n1, t2, [](int y, int x, int k, int, int, int, int R, int P2) { return long(y * P2 + x * R + k); }},
+      {m1, m1, n1, t2, [](int y, int x, int k, int, int, int, int R, int P2) { return long(y * P2 + x * R + k); }},
+      {m1, n1, m1, t2, [](int y, int x, int k, int, int, int, int R, int P2) { return long(y * P2 + x + k * R); }},
+      {m1, n1, n1, t1, [](int y, int x, int k, int n1, int, int P1, int, int) { return long(y * P1 + x + k * n1); }},
+      {n1, n1, m1, t1, [](int y, int x, int k, int n1, int, int P1, int, int) { return long(y * n1 + x + k * P1); }},
+  };
+  long total = 0;
+  for (const Stage& s : stages)
+    for (int k = 0; k < s.steps; ++k)
+      for (int first = 0; first < items * per; first += 16) {
+        std::vector<long> seen[16];
+        int most = 0;
+        for (int t = first; t < std::min(first + 16, items * per); ++t) {
+          const int l = t / per, y = (t % per) / T, x = t % T;
+          if (y >= s.ny || x >= s.nx) continue;
+          const long a = long(l) * region + (l * L.skew) % 16 + s.buf + s.at(y, x, k, n1, m1, P1, L.row, L.plane);
+          std::vector<long>& b = seen[a % 16];
+          if (std::find(b.begin(), b.end(), a) == b.end()) b.push_back(a);
+          most = std::max(most, static_cast<int>(b.size()));
+        }
+        total += most;
+      }
+  return total;
+}
+
+/// mass_lines_layout: where it departs from the plain layout (rows of line_row(n1), planes of
+/// m1 rows, no skew; the run-time sizes always, the compile-time sizes mostly) it takes fewer
+/// wavefronts in the count above at every block of 2..8 items (the rules give 5 at p = 3, 7 at
+/// p = 4), it fits the buffer the kernel carves, and it keeps the gather's 16-byte alignment.
+TEST(MassLinesLayout, TakesFewerSharedWavefrontsThanPlainRows) {
+  int departs = 0;
+  for (int n1 = 2; n1 <= 16; ++n1)
+    for (int m1 = n1 - 1; m1 <= n1 + 2; ++m1)
+      for (const bool on_the_fly : {false, true}) {
+        const MassLinesLayout L = mass_lines_layout(n1, m1, true, on_the_fly),
+                              plain = mass_lines_layout(n1, m1, false, on_the_fly);
+        SCOPED_TRACE(testing::Message() << "n1 " << n1 << ", m1 " << m1 << (on_the_fly ? ", on the fly" : ", stored")
+                                        << ": rows " << L.row << ", planes " << L.plane << ", skew " << L.skew);
+        EXPECT_EQ(plain.row, line_row(n1));
+        EXPECT_EQ(plain.plane, m1 * line_row(n1));
+        EXPECT_EQ(plain.skew, 0);
+        EXPECT_GE(L.row, n1);
+        EXPECT_GE(L.plane, m1 * L.row);
+        EXPECT_EQ(L.skew % 2, 0);
+        for (int l = 0; l < 16; ++l) EXPECT_LE((l * L.skew) % 16, item_skew_room(L.skew));
+        if (L.row == plain.row && L.plane == plain.plane && L.skew == 0) continue;
+        ++departs;
+        for (int items = 2; items <= 8; ++items) {
+          const long before = mass_line_wavefronts(n1, m1, items, plain), after = mass_line_wavefronts(n1, m1, items, L);
+          SCOPED_TRACE(testing::Message() << items << " items: " << before << " -> " << after);
+          EXPECT_LT(after, before);
+        }
+      }
+  EXPECT_EQ(departs, 3) << "p = 3 stored and on the fly, p = 4 on the fly";
+  // p = 3 at the rule's 5 items per block: the count that picked it (444 -> 384)
+  EXPECT_LT(mass_line_wavefronts(4, 5, 5, mass_lines_layout(4, 5, true, false)),
+            mass_line_wavefronts(4, 5, 5, mass_lines_layout(4, 5, false, false)) * 9 / 10);
 }
 
 /// The kernels with their sizes fixed at compile time run each stage as one pass over the
