@@ -20,7 +20,7 @@ namespace tessera::fem::interp_detail {
 /// `tessera tune operators` measured for earlier kernels are not reused, and the rules serve
 /// until the next tuning. Raise it with every such change; 1 was the keys without it (before
 /// 2026-11-29).
-inline constexpr int kOperatorKernelRevision = 3;
+inline constexpr int kOperatorKernelRevision = 4;
 
 /// y[i] += v, atomically where threads run concurrently.
 TESSERA_HOST_DEVICE inline void atomic_add(double* p, double v, bool concurrent) {
@@ -698,6 +698,17 @@ TESSERA_HOST_DEVICE constexpr MassLinesLayout mass_lines_layout(int n1, int m1, 
   if (exact && m1 == n1 + 1 && n1 == 4) return {5, 36, 4};
   if (exact && m1 == n1 + 1 && n1 == 5 && on_the_fly) return {9, 54, 4};
   return {line_row(n1), m1 * line_row(n1), 0};
+}
+/// The skew of hex_diffusion_lines's items (as MassLinesLayout's; odd skews allowed: that
+/// kernel moves only doubles, and offsets each buffer by the odd part). 9 at p = 3 with Gauss
+/// points (compile-time sizes): the count of its stages' wavefronts (as for mass, with the
+/// derivative lines, the point factors and the transposes; test DiffusionLinesSkew) falls
+/// 7-10% at the rules' 4 (stored) and 5 (on the fly) elements per block, 1364 -> 1262 and
+/// 1664 -> 1512 per step; no even skew gains more than 1% there, nor any skew 3% at p = 2, 4.
+/// H200, 8M DOFs, three rounds against no skew: on the fly BP3 9.47 -> 10.4 GDOF/s (1.10x),
+/// BP4 1.10x; stored BP3 1.00x, BP4 1.02x (operators.md, "T2's rows and planes").
+TESSERA_HOST_DEVICE constexpr int diffusion_lines_skew(int n1, int m1, bool nodal) {
+  return !nodal && n1 == 4 && m1 == 5 ? 9 : 0;
 }
 /// The doubles an item region keeps for the largest skew of mass_lines_layout(...).skew
 /// (local items up to 16).
@@ -1451,21 +1462,27 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
   const int R = line_row(m1), Rn = line_row(n1), np = m1 * m1 * R;
   constexpr int U = Nodal ? MaxN + 1 : 0;  // the gathered values' rows (Nodal: x lines read them)
   auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);
+  // the item's skew (diffusion_lines_skew): its even part by a carve, its odd part one double
+  // into each buffer of doubles (8-byte accesses and 8-byte cp.async only)
+  constexpr int Skew = Exact ? diffusion_lines_skew(N1, M1, Nodal) : 0;
+  const int sk = (ctx.local_item() * Skew) % 16, odd = sk & 1;
+  ctx.shared_item<double>(sk - odd);
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
-  auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * (Nodal ? m1 * m1 * U : nd));
+  const int nu = gather_buffers(a.chunk, a.comps) * (Nodal ? m1 * m1 * U : nd);
+  const View<double, 1> ub(ctx.shared_item<double>(nu + (Skew & 1)).data() + odd, nu);
   // Gauss points: the buffers X (np entries), G0..G2 (G, np each) and, unless a.merged_lines,
   // T2s (m1 m1 Rn) hold every stage's data, each reused once it is dead (np >= m1 m1 Rn, and
   // np >= m1 line_plane(n1, m1), T1's planes):
   //   forward:    u -> T1 (X) -> T2 (T2s, merged: G1) -> V (X) and G0 -> G1, G2 (from V)
   //   transposed: G0..G2 -> T2 (T2s, merged: X) -> T1 (X, merged: G0) -> scattered
   // Merged, an item needs m1 m1 Rn doubles less (Interpolator::operator_shape sizes both).
-  auto X = ctx.shared_item<double>(Nodal ? 0 : np);
-  auto G = ctx.shared_item<double>(3 * np);
-  auto T2s = ctx.shared_item<double>(Nodal || a.merged_lines ? 0 : m1 * m1 * Rn);
-  double* const V = X.data();
-  double* const T2f = a.merged_lines ? G.data() + np : T2s.data();  // forward T2
-  double* const T2t = a.merged_lines ? X.data() : T2s.data();       // transposed T2
-  double* const T1t = a.merged_lines ? G.data() : X.data();         // transposed T1
+  double* const X = ctx.shared_item<double>(Nodal ? 0 : np + (Skew & 1)).data() + odd;
+  double* const G = ctx.shared_item<double>(3 * np + (Skew & 1)).data() + odd;
+  double* const T2s = ctx.shared_item<double>(Nodal || a.merged_lines ? 0 : m1 * m1 * Rn + (Skew & 1)).data() + odd;
+  double* const V = X;
+  double* const T2f = a.merged_lines ? G + np : T2s;  // forward T2
+  double* const T2t = a.merged_lines ? X : T2s;       // transposed T2
+  double* const T1t = a.merged_lines ? G : X;         // transposed T1
   auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
   auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);
   if constexpr (OnTheFly)
@@ -1475,7 +1492,7 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
     const double* Vp = u;  // the point values, rows of vr
     int vr = U;
     if constexpr (!Nodal) {
-      lines_forward_zy<MaxN, N1, M1, Once>(ctx, a, valid, t, u, X.data(), T2f, Rn, m1 * Rn);
+      lines_forward_zy<MaxN, N1, M1, Once>(ctx, a, valid, t, u, X, T2f, Rn, m1 * Rn);
       ctx.sync();
       if (valid)  // x: V(qz, qy, qx), and its x derivative into G0; lines (qz, qy)
         item_lines<Once>(ctx, m1, m1, [&](int qz, int qy) {
@@ -1494,7 +1511,7 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
     constexpr int d0 = Nodal ? 0 : 1;  // the first direction left
     if (valid)
       item_lines<Once>(ctx, m1, m1, [&](int y, int x) {
-        derivative_lines<MaxN, false, Nodal, KM>(t, m1, d0, y, x, Vp, vr, 0, G.data(), R, np);
+        derivative_lines<MaxN, false, Nodal, KM>(t, m1, d0, y, x, Vp, vr, 0, G, R, np);
       });
     ctx.sync();
     // D G at each point, in place
@@ -1519,7 +1536,7 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
     // the transposed derivatives along the same lines, in place (Gauss: x below)
     if (valid)
       item_lines<Once>(ctx, m1, m1, [&](int y, int x) {
-        derivative_lines<MaxN, true, Nodal, KM>(t, m1, d0, y, x, G.data(), R, np, G.data(), R, np);
+        derivative_lines<MaxN, true, Nodal, KM>(t, m1, d0, y, x, G, R, np, G, R, np);
       });
     ctx.sync();
     const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -171,46 +172,126 @@ TEST(LinePlanes, YLinesOfT1FallEvenlyOverTheBanks) {
   EXPECT_TRUE(fair(4, 5, line_plane(4, 5)));
 }
 
-/// Shared-memory wavefronts of hex_mass_lines's five line stages for one step of a block of
-/// `items` items, each of max(n1, m1)^2 threads (y, x) laid one after the other. 8-byte
-/// accesses are served per half warp: each access of a stage costs, per 16 lanes, the most
-/// distinct doubles that fall in one of the 16 eight-byte banks. Item l's buffers start
-/// (l skew mod 16) doubles into its region; regions are 128-byte multiples (TeamParams).
-long mass_line_wavefronts(int n1, int m1, int items, MassLinesLayout L) {
-  const int T = std::max(n1, m1), per = T * T, P1 = line_plane(n1, m1), n2 = n1 * n1;
-  const int u0 = 0, t1 = 2 * n2 + 2, t2 = t1 + m1 * P1 + 2, region = (t2 + m1 * L.plane + 16 + 15) / 16 * 16;
-  struct Stage {
-    int ny, nx, steps, buf;
-    long (*at)(int y, int x, int k, int n1, int m1, int P1, int R, int P2);
-  };
-  const Stage stages[] = {
-      {n1, n1, n1, u0, [](int y, int x, int k, int n1, int, int, int, int) { return long(y * n1 + x + k * n1 * n1); }},
-      {n1, n1, m1, t1, [](int y, int x, int k, int n1, int, int P1, int, int) { return long(y * n1 + x + k * P1); }},
-      {m1, n1, n1, t1, [](int y, int x, int k, int n1, int, int P1, int, int) { return long(y * P1 + x + k * n1); }},
-      {m1, n1, m1, t2, [](int y, int x, int k, int, int, int, int R, int P2) { return long(y * P2 + x + k * R); }},
-      {m1, m1, n1, t2, [](int y, int x, int k, int, int, int, int R, int P2) { return long(y * P2 + x * R + k); }},
-      {m1, m1, n1, t2, [](int y, int x, int k, int, int, int, int R, int P2) { return long(y * P2 + x * R + k); }},
-      {m1, n1, m1, t2, [](int y, int x, int k, int, int, int, int R, int P2) { return long(y * P2 + x + k * R); }},
-      {m1, n1, n1, t1, [](int y, int x, int k, int n1, int, int P1, int, int) { return long(y * P1 + x + k * n1); }},
-      {n1, n1, m1, t1, [](int y, int x, int k, int n1, int, int P1, int, int) { return long(y * n1 + x + k * P1); }},
-  };
+/// One access of a line stage: the threads (y, x) with y < ny, x < nx each touch the double at
+/// `at(y, x)` of their item's buffers.
+struct Access {
+  int ny, nx;
+  std::function<long(int, int)> at;
+};
+
+/// Shared-memory wavefronts of `accesses` for a block of `items` items, each of T^2 threads
+/// (y, x) laid one after the other. 8-byte accesses are served per half warp: each access
+/// costs, per 16 lanes, the most distinct doubles that fall in one of the 16 eight-byte banks.
+/// Item l's buffers start (l skew mod 16) doubles into its region; regions are 128-byte
+/// multiples apart (TeamParams), here 4096 doubles.
+long wavefronts(int T, int items, int skew, const std::vector<Access>& accesses) {
+  const int per = T * T;
   long total = 0;
-  for (const Stage& s : stages)
-    for (int k = 0; k < s.steps; ++k)
-      for (int first = 0; first < items * per; first += 16) {
-        std::vector<long> seen[16];
-        int most = 0;
-        for (int t = first; t < std::min(first + 16, items * per); ++t) {
-          const int l = t / per, y = (t % per) / T, x = t % T;
-          if (y >= s.ny || x >= s.nx) continue;
-          const long a = long(l) * region + (l * L.skew) % 16 + s.buf + s.at(y, x, k, n1, m1, P1, L.row, L.plane);
-          std::vector<long>& b = seen[a % 16];
-          if (std::find(b.begin(), b.end(), a) == b.end()) b.push_back(a);
-          most = std::max(most, static_cast<int>(b.size()));
-        }
-        total += most;
+  for (const Access& s : accesses)
+    for (int first = 0; first < items * per; first += 16) {
+      std::vector<long> seen[16];
+      int most = 0;
+      for (int t = first; t < std::min(first + 16, items * per); ++t) {
+        const int l = t / per, y = (t % per) / T, x = t % T;
+        if (y >= s.ny || x >= s.nx) continue;
+        const long a = 4096L * l + (l * skew) % 16 + s.at(y, x);
+        std::vector<long>& b = seen[a % 16];
+        if (std::find(b.begin(), b.end(), a) == b.end()) b.push_back(a);
+        most = std::max(most, static_cast<int>(b.size()));
       }
+      total += most;
+    }
   return total;
+}
+
+/// The accesses of `count` lines along `step` from `start(y, x)` (a line product's loads or
+/// stores), appended to `to`.
+void add_lines(std::vector<Access>& to, int ny, int nx, int count, int step, std::function<long(int, int)> start) {
+  for (int k = 0; k < count; ++k) to.push_back({ny, nx, [=](int y, int x) { return start(y, x) + long(k) * step; }});
+}
+
+/// The z and y stages of lines_forward_zy and lines_transpose_yz (u at 0, T1 at t1, T2 at t2 in
+/// rows of R and planes of P2), forward or transposed.
+void add_zy(std::vector<Access>& to, int n1, int m1, long u, long t1, long t2, int R, int P2, bool transposed) {
+  const int P1 = line_plane(n1, m1), n2 = n1 * n1;
+  if (!transposed) {
+    add_lines(to, n1, n1, n1, n2, [=](int j, int i) { return u + j * n1 + i; });
+    add_lines(to, n1, n1, m1, P1, [=](int j, int i) { return t1 + j * n1 + i; });
+    add_lines(to, m1, n1, n1, n1, [=](int qz, int i) { return t1 + qz * P1 + i; });
+    add_lines(to, m1, n1, m1, R, [=](int qz, int i) { return t2 + qz * P2 + i; });
+  } else {
+    add_lines(to, m1, n1, m1, R, [=](int qz, int i) { return t2 + qz * P2 + i; });
+    add_lines(to, m1, n1, n1, n1, [=](int qz, int i) { return t1 + qz * P1 + i; });
+    add_lines(to, n1, n1, m1, P1, [=](int j, int i) { return t1 + j * n1 + i; });
+  }
+}
+
+/// hex_mass_lines's five line stages for one step (layout L).
+long mass_line_wavefronts(int n1, int m1, int items, MassLinesLayout L) {
+  const long t1 = 2L * n1 * n1 * n1 + 2, t2 = t1 + m1 * line_plane(n1, m1) + 2;
+  std::vector<Access> s;
+  add_zy(s, n1, m1, 0, t1, t2, L.row, L.plane, false);
+  for (int pass = 0; pass < 2; ++pass)  // the x stage reads and writes T2's rows
+    add_lines(s, m1, m1, n1, 1, [=](int qz, int qy) { return t2 + qz * L.plane + qy * L.row; });
+  add_zy(s, n1, m1, 0, t1, t2, L.row, L.plane, true);
+  return wavefronts(std::max(n1, m1), items, L.skew, s);
+}
+
+/// hex_diffusion_lines's stages with Gauss points and separate T2 (fewer than 6 points per
+/// direction) for one step: z, y, x (values and x derivative), the y and z derivative lines,
+/// the point factors (read and write of the three components), the transposed derivative
+/// lines, the transposed x, y and z.
+long diffusion_line_wavefronts(int n1, int m1, int items, int skew) {
+  const int R = line_row(m1), Rn = line_row(n1), np = m1 * m1 * R;
+  const long X = 2L * n1 * n1 * n1 + 2, G = X + np + 2, T2 = G + 3L * np + 2;
+  std::vector<Access> s;
+  add_zy(s, n1, m1, 0, X, T2, Rn, m1 * Rn, false);
+  const auto row = [=](long buf) { return [=](int qz, int qy) { return buf + (qz * m1 + qy) * long(R); }; };
+  add_lines(s, m1, m1, n1, 1, [=](int qz, int qy) { return T2 + (qz * m1 + qy) * long(Rn); });
+  add_lines(s, m1, m1, m1, 1, row(X));
+  add_lines(s, m1, m1, m1, 1, row(G));
+  for (int pass = 0; pass < 2; ++pass) {  // forward (from X) and transposed (in place)
+    for (const long from : {pass == 0 ? X : G + np, G + np})
+      add_lines(s, m1, m1, m1, R, [=](int y, int x) { return from + y * long(m1) * R + x; });
+    for (const long from : {pass == 0 ? X : G + 2L * np, G + 2L * np})
+      add_lines(s, m1, m1, m1, m1 * R, [=](int y, int x) { return from + y * long(R) + x; });
+    if (pass == 0)
+      for (int rw = 0; rw < 2; ++rw)
+        for (int c = 0; c < 3; ++c)
+          add_lines(s, m1, m1, m1, m1 * R, [=](int qy, int qx) { return G + c * long(np) + qy * R + qx; });
+  }
+  for (int c = 0; c < 3; ++c) add_lines(s, m1, m1, m1, 1, row(G + c * long(np)));
+  add_lines(s, m1, m1, n1, 1, [=](int qz, int qy) { return T2 + (qz * m1 + qy) * long(Rn); });
+  add_zy(s, n1, m1, 0, X, T2, Rn, m1 * Rn, true);
+  return wavefronts(std::max(n1, m1), items, skew, s);
+}
+
+/// diffusion_lines_skew: where it skews, the count falls at every block of 2..8 items, by at
+/// least 7% from 3 (the rules give 4 stored, 5 on the fly at p = 3: 1364 -> 1262, 1664 -> 1512).
+TEST(DiffusionLinesSkew, TakesFewerSharedWavefronts) {
+  int skewed = 0;
+  for (int n1 = 2; n1 <= 6; ++n1)
+    for (int m1 = n1; m1 <= n1 + 2 && m1 < 6; ++m1) {
+      EXPECT_EQ(diffusion_lines_skew(n1, m1, true), 0) << "the points-at-the-nodes kernel has no skew";
+      const int skew = diffusion_lines_skew(n1, m1, false);
+      if (skew == 0) continue;
+      ++skewed;
+      for (int l = 0; l < 16; ++l) EXPECT_LE((l * skew) % 16, item_skew_room(skew));
+      for (int items = 2; items <= 8; ++items) {
+        const long before = diffusion_line_wavefronts(n1, m1, items, 0),
+                   after = diffusion_line_wavefronts(n1, m1, items, skew);
+        SCOPED_TRACE(testing::Message() << "n1 " << n1 << ", m1 " << m1 << ", " << items << " items: " << before
+                                        << " -> " << after);
+        EXPECT_LT(after, before);
+        if (items >= 3) {
+          EXPECT_LE(after * 100, before * 93);
+        }
+      }
+    }
+  EXPECT_EQ(skewed, 1) << "p = 3 with Gauss points";
+  // no even skew does as well at p = 3 (what the odd offsets are for)
+  for (int even = 0; even < 16; even += 2)
+    EXPECT_GT(diffusion_line_wavefronts(4, 5, 4, even), diffusion_line_wavefronts(4, 5, 4, 9)) << even;
 }
 
 /// mass_lines_layout: where it departs from the plain layout (rows of line_row(n1), planes of
