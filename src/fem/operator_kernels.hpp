@@ -710,8 +710,8 @@ TESSERA_HOST_DEVICE constexpr MassLinesLayout mass_lines_layout(int n1, int m1, 
 TESSERA_HOST_DEVICE constexpr int diffusion_lines_skew(int n1, int m1, bool nodal) {
   return !nodal && n1 == 4 && m1 == 5 ? 9 : 0;
 }
-/// The doubles an item region keeps for the largest skew of mass_lines_layout(...).skew
-/// (local items up to 16).
+/// The doubles an item region keeps before its buffers for a skew (mass_lines_layout,
+/// diffusion_lines_skew): the largest (l skew) mod 16 over local items l up to 16.
 TESSERA_HOST_DEVICE constexpr int item_skew_room(int skew) {
   int most = 0;
   for (int l = 0; l < 16; ++l) most = (l * skew) % 16 > most ? (l * skew) % 16 : most;
@@ -719,7 +719,8 @@ TESSERA_HOST_DEVICE constexpr int item_skew_room(int skew) {
 }
 
 /// Bounded hexahedron mass operator by lines. Per (element, component) step: z, then y, by
-/// lines along those directions into T1 (qz, j, i) and T2 (qz, qy, i; rows of line_row(n1));
+/// lines along those directions into T1 (qz, j, i) and T2 (qz, qy, i; rows and planes of
+/// mass_lines_layout, which also skews the item's buffers);
 /// x, the point factor and the transposed x in place along T2's rows; the transposed y into
 /// T1; the transposed z and the scatter. Stored w det J is copied to Ws (rows of
 /// line_row(m1)) with cp.async during the z and y stages, once per element (on the GPU with
