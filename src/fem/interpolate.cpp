@@ -860,7 +860,7 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
     if (rows.lines && diffusion) {  // hex_diffusion_lines; with the points at the nodes the gathered
       // values are in rows of bound + 1, and the point values are those
       const int U = ia::operator_bound(geom_, n1, m1) + 1, pts = m1 * m1 * ia::line_row(m1);
-      const int skew = rows.exact ? ia::diffusion_lines_skew(n1, m1, nodal) : 0, odd = skew & 1;
+      const int skew = ia::diffusion_lines_skew(n1, m1, rows.exact, nodal), odd = skew & 1;
       c.add<double>(on_the_fly ? m1 : 0);
       it.add<double>(ia::item_skew_room(skew)).add<int>(k * nd_)
           .add<double>(ia::gather_buffers(k, comps_) * (nodal ? m1 * m1 * U : nd_) + odd)

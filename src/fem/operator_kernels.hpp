@@ -707,8 +707,8 @@ TESSERA_HOST_DEVICE constexpr MassLinesLayout mass_lines_layout(int n1, int m1, 
 /// 1664 -> 1512 per step; no even skew gains more than 1% there, nor any skew 3% at p = 2, 4.
 /// H200, 8M DOFs, three rounds against no skew: on the fly BP3 9.47 -> 10.4 GDOF/s (1.10x),
 /// BP4 1.10x; stored BP3 1.00x, BP4 1.02x (operators.md, "T2's rows and planes").
-TESSERA_HOST_DEVICE constexpr int diffusion_lines_skew(int n1, int m1, bool nodal) {
-  return !nodal && n1 == 4 && m1 == 5 ? 9 : 0;
+TESSERA_HOST_DEVICE constexpr int diffusion_lines_skew(int n1, int m1, bool exact, bool nodal) {
+  return exact && !nodal && n1 == 4 && m1 == 5 ? 9 : 0;
 }
 /// The doubles an item region keeps before its buffers for a skew (mass_lines_layout,
 /// diffusion_lines_skew): the largest (l skew) mod 16 over local items l up to 16.
@@ -716,6 +716,15 @@ TESSERA_HOST_DEVICE constexpr int item_skew_room(int skew) {
   int most = 0;
   for (int l = 0; l < 16; ++l) most = (l * skew) % 16 > most ? (l * skew) % 16 : most;
   return most;
+}
+/// Carves the item's skew, (l skew) mod 16 doubles for local item l, ahead of its buffers:
+/// the even part as a buffer of its own (carves keep 16-byte alignment), and returns the odd
+/// part (0 or 1), which a kernel that moves only doubles adds to each of its buffers, each one
+/// double longer. Interpolator::operator_shape keeps item_skew_room(skew) doubles for it.
+TESSERA_HOST_DEVICE inline int carve_item_skew(TeamContext& ctx, int skew) {
+  const int s = (ctx.local_item() * skew) % 16;
+  ctx.shared_item<double>(s & ~1);
+  return s & 1;
 }
 
 /// Bounded hexahedron mass operator by lines. Per (element, component) step: z, then y, by
@@ -749,7 +758,7 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
   const int R = L.row, P2 = L.plane, Rw = line_row(m1);
   auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);
   auto Wq = ctx.shared_common<double>(OnTheFly ? m1 * m1 * Rw : 0);
-  ctx.shared_item<double>((ctx.local_item() * L.skew) % 16);  // the item's skew
+  carve_item_skew(ctx, L.skew);  // even (test MassLinesLayout): no odd part
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
   auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * nd);
   auto T1 = ctx.shared_item<double>(m1 * line_plane(n1, m1));
@@ -1463,11 +1472,10 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
   const int R = line_row(m1), Rn = line_row(n1), np = m1 * m1 * R;
   constexpr int U = Nodal ? MaxN + 1 : 0;  // the gathered values' rows (Nodal: x lines read them)
   auto xq = ctx.shared_common<double>(OnTheFly ? m1 : 0);
-  // the item's skew (diffusion_lines_skew): its even part by a carve, its odd part one double
-  // into each buffer of doubles (8-byte accesses and 8-byte cp.async only)
-  constexpr int Skew = Exact ? diffusion_lines_skew(N1, M1, Nodal) : 0;
-  const int sk = (ctx.local_item() * Skew) % 16, odd = sk & 1;
-  ctx.shared_item<double>(sk - odd);
+  // the item's skew (diffusion_lines_skew): its odd part one double into each buffer of
+  // doubles (8-byte accesses and 8-byte cp.async only)
+  constexpr int Skew = diffusion_lines_skew(N1, M1, Exact, Nodal);
+  const int odd = carve_item_skew(ctx, Skew);
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
   const int nu = gather_buffers(a.chunk, a.comps) * (Nodal ? m1 * m1 * U : nd);
   const View<double, 1> ub(ctx.shared_item<double>(nu + (Skew & 1)).data() + odd, nu);

@@ -272,8 +272,9 @@ TEST(DiffusionLinesSkew, TakesFewerSharedWavefronts) {
   int skewed = 0;
   for (int n1 = 2; n1 <= 6; ++n1)
     for (int m1 = n1; m1 <= n1 + 2 && m1 < 6; ++m1) {
-      EXPECT_EQ(diffusion_lines_skew(n1, m1, true), 0) << "the points-at-the-nodes kernel has no skew";
-      const int skew = diffusion_lines_skew(n1, m1, false);
+      EXPECT_EQ(diffusion_lines_skew(n1, m1, true, true), 0) << "the points-at-the-nodes kernel has no skew";
+      EXPECT_EQ(diffusion_lines_skew(n1, m1, false, false), 0) << "the run-time sizes have no skew";
+      const int skew = diffusion_lines_skew(n1, m1, true, false);
       if (skew == 0) continue;
       ++skewed;
       for (int l = 0; l < 16; ++l) EXPECT_LE((l * skew) % 16, item_skew_room(skew));
