@@ -20,7 +20,7 @@ namespace tessera::fem::interp_detail {
 /// `tessera tune operators` measured for earlier kernels are not reused, and the rules serve
 /// until the next tuning. Raise it with every such change; 1 was the keys without it (before
 /// 2026-11-29).
-inline constexpr int kOperatorKernelRevision = 4;
+inline constexpr int kOperatorKernelRevision = 5;
 
 /// y[i] += v, atomically where threads run concurrently.
 TESSERA_HOST_DEVICE inline void atomic_add(double* p, double v, bool concurrent) {
@@ -707,8 +707,11 @@ TESSERA_HOST_DEVICE constexpr MassLinesLayout mass_lines_layout(int n1, int m1, 
 /// 1664 -> 1512 per step; no even skew gains more than 1% there, nor any skew 3% at p = 2, 4.
 /// H200, 8M DOFs, three rounds against no skew: on the fly BP3 9.47 -> 10.4 GDOF/s (1.10x),
 /// BP4 1.10x; stored BP3 1.00x, BP4 1.02x (operators.md, "T2's rows and planes").
+/// Also 9 with the points at the nodes at p = 4 (5 per direction; the count falls 8% at the 2
+/// elements per block of stored, 15% at the 5 of on the fly): on the fly BP5 1.17x against the
+/// bound-6 kernel without it (operator_exact_sizes; stored keeps that kernel).
 TESSERA_HOST_DEVICE constexpr int diffusion_lines_skew(int n1, int m1, bool exact, bool nodal) {
-  return exact && !nodal && n1 == 4 && m1 == 5 ? 9 : 0;
+  return exact && ((!nodal && n1 == 4 && m1 == 5) || (nodal && n1 == 5 && m1 == 5)) ? 9 : 0;
 }
 /// The doubles an item region keeps before its buffers for a skew (mass_lines_layout,
 /// diffusion_lines_skew): the largest (l skew) mod 16 over local items l up to 16.
