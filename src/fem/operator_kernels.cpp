@@ -129,16 +129,17 @@ bool operator_exact_sizes(Geometry g, bool diffusion, int nd1, int nq1, bool nod
   // BP3 stored 1.12-1.26x, on the fly 1.12-1.18x, BP4 1.11-1.31x
   if (nq1 == nd1 + 1 && !nodal) return nd1 >= (diffusion ? 3 : 4) && nd1 <= 11;
   // the points at the nodes at p = 6..10: BP5 stored 1.18x, 1.03x, 1.07x, 1.03x at p = 6..9,
-  // on the fly 1.04-1.15x at p = 6..10, BP6 1.00-1.11x; not at p = 5 (BP5 stored 0.96x). Stored
-  // at p = 10 (BP5 0.95x, BP6 0.97x) see operator_exact_here.
+  // on the fly 1.04-1.15x at p = 6..10, BP6 1.00-1.11x. Stored at p = 5 (BP5 0.96x) and
+  // p = 10 (BP5 0.95x, BP6 0.97x) see operator_exact_here.
   // p = 4 (stored 0.99x without a skew) with its items skewed by 9 doubles
   // (diffusion_lines_skew): H200, 8M DOFs, three rounds against the bound-6 kernel, BP5 on the
   // fly 20.2 -> 23.5 GDOF/s (1.17x), stored 0.92x (operator_exact_here keeps the bound's
-  // kernel there); BP6 runs the column kernel
+  // kernel there); BP6 runs the column kernel. p = 5: on the fly BP5 and BP6 1.04x, stored
+  // 1.00x (kept off there too); CPU (2 cores, 2e5 DOFs) p = 4 1.02-1.13x, p = 5 1.13-1.67x
   // p = 3, by lines where the bound-4 kernel runs point columns: H200, 8M DOFs, three rounds
   // against it, BP5 stored 1.07x, on the fly 1.05x (with the elements per item of then; BP6
   // keeps the column kernel, operator_exact_here); CPU (2 cores, 2e5 DOFs) 1.66x and 1.17x
-  return diffusion && nodal && nq1 == nd1 && (nd1 == 4 || nd1 == 5 || (nd1 >= 7 && nd1 <= 11));
+  return diffusion && nodal && nq1 == nd1 && nd1 >= 4 && nd1 <= 11;
 }
 
 namespace {
@@ -146,9 +147,9 @@ namespace {
 /// - on the CPU, stored Gauss diffusion at p <= 5, where it ran 0.80-0.98x of the bound's
 ///   kernel (OpenMP, 2 cores, 2e5 DOFs, two rounds: BP3 p = 2..5; on the fly 0.92x at p = 2 and
 ///   1.25-1.33x at p = 3..5; at p = 7..10 every problem 1.15-2.4x; docs/benchmarks/operators.md);
-/// - on the GPU, stored Gauss-Lobatto diffusion at p = 4 and 10 (H200: BP5 0.92x at p = 4, where
-///   on the fly gained 1.17x; at p = 10 BP5 0.95x, BP6 0.97x, on the fly 1.15x and 1.06x), so
-///   only on the fly takes those;
+/// - on the GPU, stored Gauss-Lobatto diffusion at p = 4, 5 and 10 (H200: BP5 0.92x at p = 4,
+///   0.96x at p = 5, where on the fly gained 1.17x and 1.04x; at p = 10 BP5 0.95x, BP6 0.97x, on
+///   the fly 1.15x and 1.06x), so only on the fly takes those;
 /// - wherever a kernel that with_operator_kernel picks ahead of the bound's serves: the column
 ///   kernel for several components with the points at the nodes at p = 3 (the thread-per-element
 ///   kernels and the matrix products serve no size of operator_exact_sizes).
@@ -156,7 +157,7 @@ bool operator_exact_here(const Exec& exec, Geometry g, bool diffusion, bool on_t
                          bool nodal, int comps) {
   if (!operator_exact_sizes(g, diffusion, nd1, nq1, nodal) || operator_columns(g, diffusion, nd1, nq1, nodal, comps))
     return false;
-  if (exec.on_device()) return !(nodal && !on_the_fly && (nd1 == 5 || nd1 == 11));
+  if (exec.on_device()) return !(nodal && !on_the_fly && (nd1 == 5 || nd1 == 6 || nd1 == 11));
   return !(diffusion && !on_the_fly && !nodal && nd1 <= 6);
 }
 }  // namespace

@@ -43,6 +43,7 @@ auto with_exact_kernel(bool diffusion, bool on_the_fly, int nd1, bool nodal, con
     switch (nd1) {
       case 4: return exact.template operator()<true, 4, 4, true>();
       case 5: return exact.template operator()<true, 5, 5, true>();
+      case 6: return exact.template operator()<true, 6, 6, true>();
       case 7: return exact.template operator()<true, 7, 7, true>();
       case 8: return exact.template operator()<true, 8, 8, true>();
       case 9: return exact.template operator()<true, 9, 9, true>();
