@@ -151,8 +151,8 @@ namespace {
 ///   0.96x at p = 5, where on the fly gained 1.17x and 1.04x; at p = 10 BP5 0.95x, BP6 0.97x, on
 ///   the fly 1.15x and 1.06x), so only on the fly takes those;
 /// - wherever a kernel that with_operator_kernel picks ahead of the bound's serves: the column
-///   kernel for several components with the points at the nodes at p = 3 (the thread-per-element
-///   kernels and the matrix products serve no size of operator_exact_sizes).
+///   kernel for several components with the points at the nodes at p = 3, 4 (the
+///   thread-per-element kernels and the matrix products serve no size of operator_exact_sizes).
 bool operator_exact_here(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                          bool nodal, int comps) {
   if (!operator_exact_sizes(g, diffusion, nd1, nq1, nodal) || operator_columns(g, diffusion, nd1, nq1, nodal, comps))
