@@ -267,31 +267,30 @@ long diffusion_line_wavefronts(int n1, int m1, int items, int skew) {
 }
 
 /// hex_diffusion_lines's stages with the points at the nodes (m1 = n1, the gathered values the
-/// point values, in rows of U = bound + 1) for one step: the derivative lines along x, y and z
-/// into G (3, m1, m1, line_row(m1)), the point factors, the transposed derivative lines in
-/// place, and the sum of the three at each point (derivative_line's thread to line map).
-long nodal_diffusion_line_wavefronts(int m1, int U, int items, int skew) {
-  const int R = line_row(m1), np = m1 * m1 * R;
+/// point values, in rows of U = hex_bound_for(m1) + 1) for one step: the derivative lines along
+/// x, y and z into G (3, m1, m1, line_row(m1)), the point factors, the transposed derivative
+/// lines in place, and the sum of the three at each point.
+long nodal_diffusion_line_wavefronts(int m1, int items, int skew) {
+  const int R = line_row(m1), np = m1 * m1 * R, U = hex_bound_for(m1) + 1;
   const long G = 2L * m1 * m1 * U + 2;
-  const auto at = [=](int d, int r) {
-    return [=](int y, int x) { return long(d == 0 ? (x * m1 + y) * r : d == 1 ? y * m1 * r + x : y * r + x); };
+  // direction d's lines in data at `from` with rows of r (derivative_line's map of threads to
+  // lines; x lines: (qz, qy) = (x, y)), and component c's column (qy, qx) of G
+  const auto line = [=](int d, long from, int r) {
+    return [=](int y, int x) { return from + (d == 0 ? (x * m1 + y) * r : d == 1 ? y * m1 * r + x : y * r + x); };
   };
   const auto step = [=](int d, int r) { return d == 0 ? 1 : d == 1 ? r : m1 * r; };
-  const auto shifted = [](std::function<long(int, int)> f, long by) {
-    return [=](int y, int x) { return by + f(y, x); };
-  };
+  const auto column = [=](int c) { return [=](int qy, int qx) { return G + c * long(np) + qy * R + qx; }; };
   std::vector<Access> s;
   for (int d = 0; d < 3; ++d) {  // forward: from the gathered values into G
-    add_lines(s, m1, m1, m1, step(d, U), at(d, U));
-    add_lines(s, m1, m1, m1, step(d, R), shifted(at(d, R), G + d * long(np)));
+    add_lines(s, m1, m1, m1, step(d, U), line(d, 0, U));
+    add_lines(s, m1, m1, m1, step(d, R), line(d, G + d * long(np), R));
   }
   for (int rw = 0; rw < 2; ++rw)  // the point factors: threads (qy, qx) down qz, three components
-    for (int c = 0; c < 3; ++c)
-      add_lines(s, m1, m1, m1, m1 * R, [=](int qy, int qx) { return G + c * long(np) + qy * R + qx; });
+    for (int c = 0; c < 3; ++c) add_lines(s, m1, m1, m1, m1 * R, column(c));
   for (int d = 0; d < 3; ++d)  // transposed, in place
-    for (int rw = 0; rw < 2; ++rw) add_lines(s, m1, m1, m1, step(d, R), shifted(at(d, R), G + d * long(np)));
-  for (int c = 0; c < 3; ++c)  // the sum
-    add_lines(s, m1, m1, m1, m1 * R, [=](int qy, int qx) { return G + c * long(np) + qy * R + qx; });
+    for (int rw = 0; rw < 2; ++rw)
+      add_lines(s, m1, m1, m1, step(d, R), line(d, G + d * long(np), R));
+  for (int c = 0; c < 3; ++c) add_lines(s, m1, m1, m1, m1 * R, column(c));  // the sum
   return wavefronts(m1, items, skew, s);
 }
 
@@ -326,10 +325,9 @@ TEST(DiffusionLinesSkew, TakesFewerSharedWavefronts) {
     const int skew = diffusion_lines_skew(m1, m1, true, true);
     if (skew == 0) continue;
     ++nodal_skewed;
-    const int U = hex_bound_for(m1) + 1;
     for (int items = 2; items <= 8; ++items) {
-      const long before = nodal_diffusion_line_wavefronts(m1, U, items, 0),
-                 after = nodal_diffusion_line_wavefronts(m1, U, items, skew);
+      const long before = nodal_diffusion_line_wavefronts(m1, items, 0),
+                 after = nodal_diffusion_line_wavefronts(m1, items, skew);
       SCOPED_TRACE(testing::Message() << "nodal m1 " << m1 << ", " << items << " items: " << before << " -> " << after);
       EXPECT_LE(after * 100, before * 95);
     }
