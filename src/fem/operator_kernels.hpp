@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "interpolate_kernels.hpp"
+#include "tessera/core/atomic.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/team_matmul.hpp"
 
@@ -22,16 +23,7 @@ namespace tessera::fem::interp_detail {
 /// 2026-11-29).
 inline constexpr int kOperatorKernelRevision = 6;
 
-/// y[i] += v, atomically where threads run concurrently.
-TESSERA_HOST_DEVICE inline void atomic_add(double* p, double v, bool concurrent) {
-#if defined(TESSERA_DEVICE_CODE)
-  (void)concurrent;
-  atomicAdd(p, v);
-#else
-  if (concurrent) std::atomic_ref<double>(*p).fetch_add(v, std::memory_order_relaxed);
-  else *p += v;
-#endif
-}
+using tessera::atomic_add;  // y[i] += v, atomically where threads run concurrently (core/atomic.hpp)
 
 /// The first-order map of a quadrilateral (Dim 2) or hexahedron (Dim 3) in monomial form,
 /// x_r(xi) = sum over subsets S of the directions of Xc[S * Dim + r] prod_{d in S} xi_d, from

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <string>
 
+#include "tessera/core/atomic.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/forall.hpp"
 #include "tessera/fem/reference_element.hpp"
@@ -12,17 +13,9 @@ namespace tessera::fem {
 
 namespace restriction_detail {
 
-/// Adds v to *p; atomically when `atomic` (atomicAdd on the GPU, an atomic read-modify-write
-/// on the CPU). The serial backend passes atomic = false: nothing runs concurrently there.
-TESSERA_INLINE void add_to(double* p, double v, bool atomic) {
-#if defined(TESSERA_DEVICE_CODE)
-  (void)atomic;
-  atomicAdd(p, v);
-#else
-  if (atomic) std::atomic_ref<double>(*p).fetch_add(v, std::memory_order_relaxed);
-  else *p += v;
-#endif
-}
+/// Adds v to *p; atomically when `atomic` (core/atomic.hpp). The serial backend passes
+/// atomic = false: nothing runs concurrently there.
+TESSERA_INLINE void add_to(double* p, double v, bool atomic) { tessera::atomic_add(p, v, atomic); }
 
 /// Calls f(k, i) for every element k < ne and local node i < npe. On the GPU one flat range
 /// (adjacent threads get adjacent i) split with a 32-bit division, which is cheap there
