@@ -9,7 +9,9 @@ set(TESSERA_FEM_KERNEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/interpolate_grads.cpp
   ${CMAKE_CURRENT_LIST_DIR}/operator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/operator_kernels.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/operator_kernels_exact.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/operator_kernels_exact.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/assembly.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/assembly_load.cpp)
 target_sources(tessera PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/quadrature.cpp
   ${CMAKE_CURRENT_LIST_DIR}/basis1d.cpp
