@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fe_errors.hpp"
 #include "tessera/core.hpp"
 #include "tessera/fem/basis.hpp"
 #include "tessera/fem/operator.hpp"
@@ -63,9 +64,6 @@ OperatorOptions operator_options(const PoissonOptions& opt) {
   return o;
 }
 
-constexpr Geometry kGeoms[] = {Geometry::Triangle, Geometry::Quadrilateral, Geometry::Tetrahedron,
-                               Geometry::Hexahedron};
-
 /// The manufactured solution u = prod_d sin(pi x_d) over the mesh's dimensions.
 double exact(int dim, const std::array<double, 3>& x, double* grad = nullptr) {
   const double pi = std::numbers::pi;
@@ -92,102 +90,14 @@ struct Solved {
   double rel_residual = 0, setup_s = 0, solve_s = 0, l2 = 0, h1 = 0, apply_ms = 0;
 };
 
-/// Evaluates f(element e, local node i, physical node position) for every node of the space.
-template <class F>
-void for_each_node(const H1Space& space, const F& f) {
-  const Mesh& mesh = space.mesh();
-  for (Geometry g : kGeoms) {
-    if (mesh.num_elements(g) == 0 || fem::dim(g) != mesh.dim()) continue;
-    const H1Basis basis(g, space.order());
-    for (index_t e : mesh.elements_of(g)) {
-      const auto nodes = space.element_nodes(e);
-      for (std::size_t i = 0; i < nodes.size(); ++i) {
-        double xi[3] = {0, 0, 0};
-        for (int d = 0; d < basis.dim(); ++d) xi[d] = basis.nodes()(int(i), d);
-        f(nodes[i], mesh.map(e, std::span<const double>(xi, std::size_t(basis.dim()))));
-      }
-    }
-  }
-}
-
 /// L2 and H1-seminorm errors of uh against the exact solution (rule of degree 2p + 4, host).
 void errors(const H1Space& space, const std::vector<double>& uh, double& l2, double& h1) {
-  const Mesh& mesh = space.mesh();
-  const int dim = mesh.dim();
-  double el2 = 0, eh1 = 0;
-  for (Geometry g : kGeoms) {
-    if (mesh.num_elements(g) == 0 || fem::dim(g) != dim) continue;
-    const QuadratureRule rule = quadrature(g, 2 * space.order() + 4);
-    const BasisTables t = tabulate(H1Basis(g, space.order()), rule);
-    for (index_t e : mesh.elements_of(g)) {
-      const auto nodes = space.element_nodes(e);
-      for (int q = 0; q < rule.size(); ++q) {
-        double xi[3] = {0, 0, 0};
-        for (int d = 0; d < dim; ++d) xi[d] = rule.points(q, d);
-        const std::span<const double> xs(xi, std::size_t(dim));
-        const auto J = mesh.jacobian(e, xs);
-        double v = 0, gref[3] = {0, 0, 0};
-        for (std::size_t i = 0; i < nodes.size(); ++i) {
-          const double ui = uh[std::size_t(nodes[i])];
-          v += t.B(q, int(i)) * ui;
-          for (int d = 0; d < dim; ++d) gref[d] += t.G(q, int(i), d) * ui;
-        }
-        double gex[3];
-        const double uex = exact(dim, mesh.map(e, xs), gex);
-        // The physical gradient g solves J^T g = grad_xi u_h (Cramer's rule on the dim x dim block).
-        double diff_g = 0;
-        double A[3][3], g[3] = {0, 0, 0};
-        for (int r = 0; r < dim; ++r)
-          for (int c = 0; c < dim; ++c) A[r][c] = J[std::size_t(c)][std::size_t(r)];
-        if (dim == 2) {
-          const double det = A[0][0] * A[1][1] - A[0][1] * A[1][0];
-          g[0] = (gref[0] * A[1][1] - A[0][1] * gref[1]) / det;
-          g[1] = (A[0][0] * gref[1] - gref[0] * A[1][0]) / det;
-        } else {
-          const auto det3 = [](double M[3][3]) {
-            return M[0][0] * (M[1][1] * M[2][2] - M[1][2] * M[2][1]) - M[0][1] * (M[1][0] * M[2][2] - M[1][2] * M[2][0]) +
-                   M[0][2] * (M[1][0] * M[2][1] - M[1][1] * M[2][0]);
-          };
-          const double det = det3(A);
-          for (int k = 0; k < 3; ++k) {
-            double Mk[3][3];
-            for (int r = 0; r < 3; ++r)
-              for (int c = 0; c < 3; ++c) Mk[r][c] = c == k ? gref[r] : A[r][c];
-            g[k] = det3(Mk) / det;
-          }
-        }
-        for (int d = 0; d < dim; ++d) diff_g += (g[d] - gex[d]) * (g[d] - gex[d]);
-        const double w = rule.weights(q) * mesh.det_jacobian(e, xs);
-        el2 += w * (v - uex) * (v - uex);
-        eh1 += w * diff_g;
-      }
-    }
-  }
-  l2 = std::sqrt(el2);
-  h1 = std::sqrt(eh1);
-}
-
-/// Values of uh at the mesh vertices (for the VTU output).
-std::vector<double> vertex_values(const H1Space& space, const std::vector<double>& uh) {
-  const Mesh& mesh = space.mesh();
-  std::vector<double> out(std::size_t(mesh.num_vertices()), 0.0);
-  for (Geometry g : kGeoms) {
-    if (mesh.num_elements(g) == 0 || fem::dim(g) != mesh.dim()) continue;
-    const H1Basis basis(g, space.order());
-    std::vector<double> phi(std::size_t(basis.size()));
-    for (index_t e : mesh.elements_of(g)) {
-      const auto nodes = space.element_nodes(e);
-      const auto verts = mesh.element_vertices(e);
-      for (std::size_t v = 0; v < verts.size(); ++v) {
-        const auto x = reference_vertex(g, int(v));
-        basis.eval(std::span<const double>(x.data(), std::size_t(basis.dim())), phi);
-        double s = 0;
-        for (std::size_t i = 0; i < nodes.size(); ++i) s += phi[i] * uh[std::size_t(nodes[i])];
-        out[std::size_t(verts[v])] = s;
-      }
-    }
-  }
-  return out;
+  const int dim = space.mesh().dim();
+  const FeErrors err = fe_errors(space, uh, [dim](index_t, const std::array<double, 3>& x, double* u, double* g) {
+    u[0] = exact(dim, x, g);
+  });
+  l2 = err.l2;
+  h1 = err.h1;
 }
 
 /// Refuses a mesh whose vertices have more coordinates than its dimension unless the extra
@@ -216,7 +126,7 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
   r.elements = mesh.num_elements();
   r.dofs = space.num_dofs();
   std::vector<double> un(std::size_t(space.num_nodes()), 0.0), fn(un.size(), 0.0);
-  for_each_node(space, [&](index_t n, const std::array<double, 3>& x) {
+  for_each_element_node(space, [&](index_t, int, index_t n, const std::array<double, 3>& x) {
     un[std::size_t(n)] = exact(dim, x);
     fn[std::size_t(n)] = dim * std::numbers::pi * std::numbers::pi * un[std::size_t(n)];
   });
@@ -279,7 +189,7 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
   errors(space, uh, r.l2, r.h1);
   if (write && !opt.output.empty()) {
     std::vector<io::VtuField> fields(3);
-    fields[0] = {"u", 1, true, vertex_values(space, uh)};
+    fields[0] = {"u", 1, true, fe_vertex_values(space, uh)};
     fields[1] = {"u_exact", 1, true, std::vector<double>(std::size_t(mesh.num_vertices()))};
     for (index_t v = 0; v < mesh.num_vertices(); ++v) {
       std::array<double, 3> p{0, 0, 0};

@@ -18,8 +18,10 @@
 #include <utility>
 #include <vector>
 
+#include "assemble.hpp"
 #include "bench.hpp"
 #include "poisson.hpp"
+#include "thermoelastic.hpp"
 #include "tessera/core.hpp"
 #include "tessera/fem/mesh.hpp"
 #include "tessera/io/mesh_io.hpp"
@@ -290,6 +292,64 @@ int main(int argc, char** argv) {
   pcmd->add_option("--study", pois.study, "Refine N more times and print the observed L2/H1 rates")
       ->check(CLI::Range(0, 6));
 
+  tessera::app::AssembleOptions asm_opt;
+  auto* acmd = app.add_subcommand(
+      "assemble", "Assemble a bilinear form (mass, diffusion, elasticity) into a CSR matrix: sizes, timings, .mtx");
+  acmd->add_option("mesh", asm_opt.mesh, "Mesh file (.msh, .mesh, .vtu) or generator spec (e.g. box:tri:4x4)")
+      ->required();
+  acmd->add_option("--order", asm_opt.order, "Polynomial order p")->check(CLI::Range(1, 64))->capture_default_str();
+  acmd->add_option("--form", asm_opt.form, "mass | diffusion | elasticity")
+      ->check(CLI::IsMember({"mass", "diffusion", "heat", "elasticity"}))
+      ->capture_default_str();
+  acmd->add_option("--components", asm_opt.components,
+                   "Field components (default: 1 for mass and diffusion, the mesh dimension for elasticity)")
+      ->check(CLI::Range(1, 64));
+  acmd->add_option("--refine", asm_opt.refine, "Uniform refinements after loading")
+      ->check(CLI::Range(0, 20))
+      ->capture_default_str();
+  acmd->add_option("--backend", asm_opt.backend, "serial | openmp | cpu | cuda | gpu | auto")->capture_default_str();
+  acmd->add_option("--fill", asm_opt.fill,
+                   "deterministic (buffered entries summed in a fixed order), atomic, auto (atomic on the GPU)")
+      ->check(CLI::IsMember({"deterministic", "atomic", "auto"}))
+      ->capture_default_str();
+  acmd->add_option("--dispatch", asm_opt.dispatch,
+                   "driver (one typed kernel per geometry and attribute) or functor (device virtual calls)")
+      ->check(CLI::IsMember({"driver", "functor"}))
+      ->capture_default_str();
+  acmd->add_option("--quadrature", asm_opt.quadrature,
+                   "gauss (q = p + 2 points; degree 2p on simplex meshes), gll (Gauss-Lobatto q = p + 1), a Gauss "
+                   "degree, or gauss:D / gll:D")
+      ->capture_default_str();
+  acmd->add_option("--material", asm_opt.materials,
+                   "ATTR:key=value[:key=value...] (keys density, conductivity, lambda, mu, expansion); repeat for "
+                   "each attribute; once given, every attribute of the mesh needs one");
+  acmd->add_option("--output", asm_opt.output, "Write the matrix to this Matrix Market (.mtx) file");
+  acmd->add_flag("--symmetric", asm_opt.symmetric, "Write --output as a symmetric Matrix Market file (lower triangle)");
+  acmd->add_option("--json", asm_opt.json, "Append the report as one JSON line to this file");
+
+  tessera::app::ThermoelasticOptions te_opt;
+  auto* tecmd = app.add_subcommand(
+      "thermoelastic", "Heat conduction, then elasticity loaded by the temperature, on a mixed mesh: errors, rates");
+  tecmd->add_option("--mesh", te_opt.mesh,
+                    "2d (triangles and quadrilaterals in four material quadrants), 3d (hexahedra and tetrahedra), "
+                    "or a generator spec / mesh file (one material)")
+      ->capture_default_str();
+  tecmd->add_option("--order", te_opt.order, "Polynomial order p of T and u")->check(CLI::Range(1, 16))
+      ->capture_default_str();
+  tecmd->add_option("--n", te_opt.n, "2d / 3d: cells per direction at the first level (even)")
+      ->check(CLI::Range(2, 4096))
+      ->capture_default_str();
+  tecmd->add_option("--study", te_opt.study, "Levels after the first (n doubled or one more refinement each): rates")
+      ->check(CLI::Range(0, 6))
+      ->capture_default_str();
+  tecmd->add_option("--backend", te_opt.backend, "serial | openmp | cpu | cuda | gpu | auto")->capture_default_str();
+  tecmd->add_option("--tol", te_opt.tol, "CG relative tolerance (0 < tol < 1)")->capture_default_str();
+  tecmd->add_option("--max-iters", te_opt.max_iters, "CG iteration limit of each solve")
+      ->check(CLI::Range(1, 100000000))
+      ->capture_default_str();
+  tecmd->add_option("--output", te_opt.output, "Write T, u and their exact values at the vertices to this .vtu file");
+  tecmd->add_flag("--json", te_opt.json, "Print JSON instead of text");
+
   auto* bench = app.add_subcommand("bench", "Run a benchmark");
   bench->require_subcommand(1);
   tessera::bench::CoreOptions core;
@@ -303,6 +363,48 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   bcore->add_option("--json", core.json, "Append results as JSON lines to this file");
+
+  tessera::bench::VtableOptions vtable_opt;
+  auto* bvtable = bench->add_subcommand(
+      "vtable", "Y += aX by N classes: typed, device virtual calls, switch, polymorphic driver (seed 003)");
+  bvtable->add_option("--backend", vtable_opt.backend, "serial | openmp | cuda | auto")->capture_default_str();
+  bvtable->add_option("--rows", vtable_opt.rows, "Rows m (0: 2^17 on a GPU, 2^14 on a CPU)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  bvtable->add_option("--cols", vtable_opt.cols, "Comma-separated columns n (default 16..4096 on a GPU, 16..1024 on a CPU)");
+  bvtable->add_option("--classes", vtable_opt.classes, "Comma-separated numbers of classes N (1..32)")
+      ->capture_default_str();
+  bvtable->add_option("--divergence", vtable_opt.divergence, "Comma-separated divergence levels D (row i uses object i % D)")
+      ->capture_default_str();
+  bvtable->add_option("--reps", vtable_opt.reps, "Timed repetitions, median reported (0: 10 on a GPU, 5 on a CPU)")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  bvtable->add_option("--json", vtable_opt.json, "Append results as JSON lines to this file");
+
+  tessera::bench::AssemblyBenchOptions basm_opt;
+  auto* basm = bench->add_subcommand(
+      "assembly", "Global CSR assembly: symbolic, fill, re-assembly, fill roofline, SpMV vs matrix-free (seed 003)");
+  basm->add_option("--backend", basm_opt.backend, "serial | openmp | cuda | auto")->capture_default_str();
+  basm->add_option("--geometries", basm_opt.geometries, "Comma-separated: tri, quad, tet, hex")->capture_default_str();
+  basm->add_option("--orders", basm_opt.orders, "Comma-separated orders (default 1..8, tetrahedra 1..6)");
+  basm->add_option("--forms", basm_opt.forms, "Comma-separated: mass, diffusion, elasticity")->capture_default_str();
+  basm->add_option("--dofs", basm_opt.dofs, "About this many scalar DOFs per mesh (0: 2e6 on a GPU, 2e5 on a CPU)")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
+  basm->add_option("--max-entries", basm_opt.max_entries,
+                   "Largest number of element-matrix entries per mesh (0: 4e8 on a GPU, 2e7 on a CPU): the mesh "
+                   "shrinks to fit")
+      ->check(CLI::Range(0.0, 1e12))
+      ->capture_default_str();
+  basm->add_option("--reps", basm_opt.reps, "Timed repetitions (median reported)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  basm->add_option("--fill", basm_opt.fill, "Comma-separated fill modes: deterministic, atomic")->capture_default_str();
+  basm->add_option("--dispatch", basm_opt.dispatch, "Comma-separated: driver, functor")->capture_default_str();
+  basm->add_option("--seed-mesh", basm_opt.seed_mesh, "Mesh of the Poisson application (none: skip it)")
+      ->capture_default_str();
+  basm->add_option("--seed-orders", basm_opt.seed_orders, "Orders of the Poisson application")->capture_default_str();
+  basm->add_option("--json", basm_opt.json, "Append results as JSON lines to this file");
 
   tessera::bench::FemOptions restriction_opt, geometry_opt;
   auto* brestr = bench->add_subcommand(
@@ -422,7 +524,8 @@ int main(int argc, char** argv) {
   toper->add_option("--cache", tune_op_opt.cache, "Tuning cache file (default: TESSERA_TUNING_CACHE or ~/.cache/tessera)");
 
   CLI11_PARSE(app, argc, argv);
-  const bool mesh_command = info_cmd->parsed() || conv_cmd->parsed() || pcmd->parsed();
+  const bool mesh_command =
+      info_cmd->parsed() || conv_cmd->parsed() || pcmd->parsed() || acmd->parsed() || tecmd->parsed();
   int rc = 0;
   try {
     if (sync) tessera::set_sync_launches(true);
@@ -431,7 +534,11 @@ int main(int argc, char** argv) {
     if (info_cmd->parsed()) rc = info(info_opt, std::cout);
     if (conv_cmd->parsed()) rc = convert(conv_opt, std::cout);
     if (pcmd->parsed()) rc = tessera::app::run_poisson(pois, std::cout);
+    if (acmd->parsed()) rc = tessera::app::run_assemble(asm_opt, std::cout);
+    if (tecmd->parsed()) rc = tessera::app::run_thermoelastic(te_opt, std::cout);
     if (bcore->parsed()) rc = tessera::bench::run_core(core, std::cout);
+    if (bvtable->parsed()) rc = tessera::bench::run_vtable(vtable_opt, std::cout);
+    if (basm->parsed()) rc = tessera::bench::run_assembly(basm_opt, std::cout);
     if (brestr->parsed()) rc = tessera::bench::run_restriction(restriction_opt, std::cout);
     if (bgeom->parsed()) rc = tessera::bench::run_geometry(geometry_opt, std::cout);
     if (btensor->parsed()) rc = tessera::bench::run_tensor(tensor_opt, std::cout);

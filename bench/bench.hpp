@@ -111,4 +111,44 @@ struct TensorOptions {
 /// fused loops and the copy bandwidth of the same run. Markdown to `out`, JSON lines.
 int run_tensor(const TensorOptions& opt, std::ostream& out);
 
+/// Options of `tessera bench vtable`.
+struct VtableOptions {
+  std::string backend = "auto";           ///< serial | openmp | cuda | auto
+  index_t rows = 0;                       ///< rows m; 0: 2^17 on a GPU, 2^14 on a CPU
+  std::string cols;                       ///< comma-separated columns n; "": 16..4096 (GPU), 16..1024 (CPU)
+  std::string classes = "1,2,8,32";       ///< numbers of classes N (1..32)
+  std::string divergence = "1,2,8,32";    ///< divergence levels D (row i uses object i % D)
+  int reps = 0;                           ///< timed repetitions (median); 0: 10 on a GPU, 5 on a CPU
+  std::string json;                       ///< JSON-lines output file ("" = none)
+};
+
+/// Polymorphism on the device (seed 003): Y += a X over the rows of m x n matrices, with the
+/// row's work done by one of N classes. Times a typed kernel, device virtual calls, a switch
+/// over the class id and the polymorphic driver (one typed launch per class), checks every
+/// result and prints time, ratio to typed, GB/s and the fraction of the copy bandwidth.
+int run_vtable(const VtableOptions& opt, std::ostream& out);
+
+/// Options of `tessera bench assembly`.
+struct AssemblyBenchOptions {
+  std::string backend = "auto";                ///< serial | openmp | cuda | auto
+  std::string geometries = "tri,quad,tet,hex";  ///< comma-separated
+  std::string orders;                          ///< comma-separated; "": 1..8 (tet 1..6)
+  std::string forms = "diffusion,elasticity";  ///< mass, diffusion, elasticity
+  double dofs = 0;                             ///< scalar DOFs per mesh; 0: 2e6 on a GPU, 2e5 on a CPU
+  double max_entries = 0;                      ///< element-matrix entries per mesh at most; 0: 4e8 GPU, 2e7 CPU
+  int reps = 5;                                ///< timed repetitions (median reported)
+  std::string fill = "deterministic,atomic";   ///< fill modes
+  std::string dispatch = "driver,functor";     ///< dispatches
+  std::string seed_mesh = "box:tri:100x100";   ///< the seed's Poisson application ("" or "none": skip)
+  std::string seed_orders = "1,2,3,4";         ///< its orders
+  std::string json;                            ///< JSON-lines output file ("" = none)
+};
+
+/// Global CSR assembly (fem::MatrixAssembler) per geometry, order, form, fill mode and
+/// dispatch: symbolic, fill and re-assembly times, elements / nnz / entries per second, the
+/// fill's byte roofline against the copy bandwidth of the same run, and the SpMV of the
+/// assembled matrix next to the matrix-free apply; then the seed's Poisson application
+/// (driver against functor dispatch). Markdown to `out`, JSON lines.
+int run_assembly(const AssemblyBenchOptions& opt, std::ostream& out);
+
 }  // namespace tessera::bench
