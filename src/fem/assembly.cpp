@@ -140,8 +140,11 @@ class TypedNode final : public AssemblyNode {
     const EntrySink sink{entries, pos, values, pos.size() > 0, exec_.backend == Backend::OpenMP};
     const GroupEntries<Physics> f = f_;
     const index_t first = info_.first_entry;
-    forall("fem/assembly_fill", exec_, info_.num_elements * info_.entries_per_element,
-           TESSERA_LAMBDA(index_t t) { sink.put(first + t, f(t)); });
+    forall("fem/assembly_fill", exec_, info_.num_elements * f.shape.pairs_per_element(), TESSERA_LAMBDA(index_t t) {
+      index_t e1, e2;
+      const double v = f(t, e1, e2);
+      sink.put_pair(first + e1, first + e2, v);
+    });
   }
   const AssemblyGroup& group() const override { return info_; }
 
@@ -184,7 +187,8 @@ struct MatrixAssembler::Impl {
   // Dispatch::Functor: objects constructed on exec's backend, their base pointers, group starts.
   Array<unsigned char, 1> functor_storage;
   Array<ad::EntryFunctor*, 1> functor_table;
-  Array<std::int64_t, 1> group_first;
+  Array<std::int64_t, 1> group_first, group_entry;
+  std::int64_t total_pairs = 0;
   mutable AssemblyTimings timings;
 
   void build_parts();
@@ -346,12 +350,14 @@ void MatrixAssembler::Impl::build_functors() {
   unsigned char* base = functor_storage.data();
   base += (64 - reinterpret_cast<std::uintptr_t>(base) % 64) % 64;
   std::vector<ad::EntryFunctor*> table(std::size_t(ng), nullptr);
-  std::vector<std::int64_t> first(std::size_t(ng) + 1, total);
+  // Per group: its first pair and its first entry (the functor kernel runs over all pairs).
+  std::vector<std::int64_t> first(std::size_t(ng) + 1, 0), first_entry(std::size_t(ng), 0);
   for (index_t g = 0; g < ng; ++g) {
     const ad::Group& grp = groups[std::size_t(g)];
     const ad::Part& p = parts[std::size_t(grp.part)];
     unsigned char* at = base + g * index_t(slot);
-    first[std::size_t(g)] = grp.info.first_entry;
+    first[std::size_t(g) + 1] = first[std::size_t(g)] + grp.info.num_elements * grp.shape.pairs_per_element();
+    first_entry[std::size_t(g)] = grp.info.first_entry;
     ad::with_physics(kind, p, material_of(materials, grp.info.attribute), [&](const auto& physics) {
       using P = std::decay_t<decltype(physics)>;
       const ad::GroupEntries<P> f{physics, grp.elements.cview(), grp.shape};
@@ -360,7 +366,9 @@ void MatrixAssembler::Impl::build_functors() {
     });
   }
   functor_table = Array<ad::EntryFunctor*, 1>::from("fem/assembly functor table", table, exec.space());
-  group_first = Array<std::int64_t, 1>::from("fem/assembly group starts", first, exec.space());
+  group_first = Array<std::int64_t, 1>::from("fem/assembly group pair starts", first, exec.space());
+  group_entry = Array<std::int64_t, 1>::from("fem/assembly group entry starts", first_entry, exec.space());
+  total_pairs = first.back();
 }
 
 void MatrixAssembler::Impl::run_fill(View<double, 1> values) const {
@@ -379,11 +387,14 @@ void MatrixAssembler::Impl::run_fill(View<double, 1> values) const {
     const ad::EntrySink sink{E, P, values, atomic, exec.backend == Backend::OpenMP};
     const auto table = functor_table.cview();
     const auto first = group_first.cview();
+    const auto entry0 = group_entry.cview();
     const int ng = static_cast<int>(groups.size());
-    forall("fem/assembly_fill_functor", exec, total, TESSERA_LAMBDA(index_t t) {
+    forall("fem/assembly_fill_functor", exec, total_pairs, TESSERA_LAMBDA(index_t t) {
       int g = 0;
       while (g + 1 < ng && first(g + 1) <= t) ++g;
-      sink.put(t, table(g)->entry(t - first(g)));
+      index_t e1, e2;
+      const double v = table(g)->entry(t - first(g), e1, e2);
+      sink.put_pair(entry0(g) + e1, entry0(g) + e2, v);
     });
   }
   if (!atomic) {

@@ -3,6 +3,8 @@
 // entry from the basis tables and the geometric factors at the quadrature points. Internal to
 // the assembly (assembly.cpp); compiled by nvcc in CUDA builds.
 
+#include <cmath>
+
 #include "tessera/core/atomic.hpp"
 #include "tessera/core/macros.hpp"
 #include "tessera/core/view.hpp"
@@ -29,7 +31,54 @@ struct EntryShape {
   int comps = 1;
   bool full = false;
   int per_element = 0;  ///< blocks * npe * npe
+  /// The symmetric element matrix is computed by pairs u <= v of its rows: per element
+  /// m (m + 1) / 2 pairs per symmetric block, m = comps * npe (full) or npe (one block per
+  /// component, comps blocks).
+  int pairs_per_element() const {
+    const int m = full ? comps * npe : npe;
+    return full ? m * (m + 1) / 2 : comps * (m * (m + 1) / 2);
+  }
 };
+
+/// Row u <= column v of pair r of the upper triangle of an m x m matrix, row by row
+/// (row u holds m - u pairs).
+TESSERA_INLINE void split_pair(int m, int r, int& u, int& v) {
+  const double b = 2.0 * m + 1;
+  int row = static_cast<int>((b - sqrt(b * b - 8.0 * r)) * 0.5);
+  // the square root may land one row off near the rows' ends
+  const auto start = [m](int x) { return x * m - x * (x - 1) / 2; };
+  if (row < 0) row = 0;
+  while (row > 0 && start(row) > r) --row;
+  while (row + 1 < m && start(row + 1) <= r) ++row;
+  u = row;
+  v = row + (r - start(row));
+}
+
+/// Pair t (group-local) -> the element of the group, the components and nodes of the entry
+/// (c, i; d, j) with (c, i) <= (d, j), and the group-local indices of the entry and its mirror.
+TESSERA_INLINE void split_pair_entry(const EntryShape& s, index_t t, index_t& k, int& c, int& d, int& i, int& j,
+                                     index_t& e1, index_t& e2) {
+  const int per = s.pairs_per_element();
+  k = t / per;
+  int r = static_cast<int>(t - k * per);
+  const int npe = s.npe;
+  int u, v;
+  if (s.full) {
+    split_pair(s.comps * npe, r, u, v);
+    c = u / npe;
+    i = u - c * npe;
+    d = v / npe;
+    j = v - d * npe;
+  } else {
+    const int tri = npe * (npe + 1) / 2;
+    c = d = r / tri;
+    split_pair(npe, r - c * tri, i, j);
+  }
+  const index_t base = k * s.per_element;
+  const int bij = s.full ? c * s.comps + d : c, bji = s.full ? d * s.comps + c : c;
+  e1 = base + (index_t(bij) * npe + i) * npe + j;
+  e2 = base + (index_t(bji) * npe + j) * npe + i;
+}
 
 /// Splits a group-local entry index into (element of the group, c, d, i, j).
 TESSERA_INLINE void split_entry(const EntryShape& s, index_t t, index_t& k, int& c, int& d, int& i, int& j) {
@@ -146,24 +195,25 @@ struct GroupEntries {
   Physics physics;
   View<const int, 1> elements;
   EntryShape shape;
-  TESSERA_HOST_DEVICE double operator()(index_t t) const {
+  /// The value of pair t (group-local) and the group-local indices of its entry and mirror.
+  TESSERA_HOST_DEVICE double operator()(index_t t, index_t& e1, index_t& e2) const {
     index_t kk;
     int c, d, i, j;
-    split_entry(shape, t, kk, c, d, i, j);
+    split_pair_entry(shape, t, kk, c, d, i, j, e1, e2);
     return physics(elements(kk), c, d, i, j);
   }
 };
 
 /// The polymorphic functor: the same entries behind a device-side virtual call.
 struct EntryFunctor {
-  TESSERA_HOST_DEVICE virtual double entry(index_t t) const = 0;
+  TESSERA_HOST_DEVICE virtual double entry(index_t t, index_t& e1, index_t& e2) const = 0;
 };
 
 template <class Physics>
 struct EntryFunctorOf final : EntryFunctor {
   GroupEntries<Physics> f;
   TESSERA_HOST_DEVICE explicit EntryFunctorOf(const GroupEntries<Physics>& g) : f(g) {}
-  TESSERA_HOST_DEVICE double entry(index_t t) const override { return f(t); }
+  TESSERA_HOST_DEVICE double entry(index_t t, index_t& e1, index_t& e2) const override { return f(t, e1, e2); }
 };
 
 /// Where a computed entry goes: the buffer (deterministic) or its CSR position (atomic).
@@ -175,6 +225,11 @@ struct EntrySink {
   TESSERA_HOST_DEVICE void put(index_t t, double v) const {
     if (atomic) tessera::atomic_add(&values(pos(t)), v, concurrent);
     else entries(t) = v;
+  }
+  /// An entry and its mirror (the same entry on the diagonal).
+  TESSERA_HOST_DEVICE void put_pair(index_t e1, index_t e2, double v) const {
+    put(e1, v);
+    if (e2 != e1) put(e2, v);
   }
 };
 
