@@ -49,11 +49,8 @@ struct RowKernel {
 template <int Idx>
 struct Impl final : RowKernel {
   TESSERA_HOST_DEVICE void apply(index_t row, Matrix y, CMatrix x, double a) const override {
-    apply_cols(row, 0, y.extent(1), y, x, a);
-  }
-  /// Columns j0 <= j < j1 of row `row` (the driver's launch policy splits long rows).
-  TESSERA_HOST_DEVICE void apply_cols(index_t row, index_t j0, index_t j1, Matrix y, CMatrix x, double a) const {
-    for (index_t j = j0; j < j1; ++j) y(row, j) += a * x(row, j);
+    const index_t n = y.extent(1);
+    for (index_t j = 0; j < n; ++j) y(row, j) += a * x(row, j);
   }
 };
 
@@ -166,43 +163,27 @@ struct Node {
   virtual void execute() const = 0;
 };
 
-/// Launch policy of a node: the backend, the range of (grouped) rows it covers, and how many
-/// threads share a row. A group holds m / D rows: one thread per row would leave the GPU
-/// mostly idle at D = 32 (4096 threads), so the node splits its rows into column chunks of at
-/// least 16 until it has about 2^18 threads; the typed kernel over all m rows needs none.
+/// Launch policy of a node: the backend and the range of (grouped) rows it covers.
 struct RowRange {
   Exec exec;
   index_t begin = 0, end = 0;
-  index_t chunks = 1;  ///< threads per row
 };
 
-/// The chunks per row for a group of `rows` rows of n columns (see RowRange).
-inline index_t row_chunks(const Exec& exec, index_t rows, index_t n) {
-  if (!exec.on_device() || rows <= 0) return 1;
-  const index_t want = (index_t{1} << 18) / rows;
-  return std::max<index_t>(1, std::min<index_t>(want, (n + 15) / 16));
-}
-
-/// Typed functor: chunk t % chunks of row begin + t / chunks of the grouped matrices, done by
-/// class K.
+/// Typed functor: row begin + i of the grouped matrices, done by class K.
 template <class K>
 struct RowsFunctor {
   Matrix y;
   CMatrix x;
   double a;
-  index_t begin, chunks;
-  TESSERA_HOST_DEVICE void operator()(index_t t) const {
-    const index_t row = t / chunks, c = t - row * chunks, n = y.extent(1);
-    const index_t w = (n + chunks - 1) / chunks, j0 = c * w, j1 = j0 + w < n ? j0 + w : n;
-    K{}.apply_cols(begin + row, j0, j1, y, x, a);
-  }
+  index_t begin;
+  TESSERA_HOST_DEVICE void operator()(index_t i) const { K{}.apply(begin + i, y, x, a); }
 };
 
 template <class K>
 struct TypedNode final : Node {
   TypedNode(RowRange p, RowsFunctor<K> f) : policy(p), functor(f) {}
   void execute() const override {
-    forall("bench/vtable_driver", policy.exec, (policy.end - policy.begin) * policy.chunks, functor);
+    forall("bench/vtable_driver", policy.exec, policy.end - policy.begin, functor);
   }
   RowRange policy;
   RowsFunctor<K> functor;
@@ -213,7 +194,7 @@ std::unique_ptr<Node> make_node_of(int cls, RowRange policy, Matrix y, CMatrix x
                                    std::integer_sequence<int, I...>) {
   std::unique_ptr<Node> node;
   ((cls == I ? (void)(node = std::make_unique<TypedNode<Impl<I>>>(
-                          policy, RowsFunctor<Impl<I>>{y, x, a, policy.begin, policy.chunks})) : (void)0), ...);
+                          policy, RowsFunctor<Impl<I>>{y, x, a, policy.begin})) : (void)0), ...);
   return node;
 }
 
@@ -410,8 +391,7 @@ int run_vtable(const VtableOptions& opt, std::ostream& out) {
         for (std::size_t g = 0; g < groups.size(); ++g) {
           const index_t begin = groups[g].second;
           const index_t end = g + 1 < groups.size() ? groups[g + 1].second : m;
-          nodes.push_back(make_node_of(static_cast<int>(groups[g].first),
-                                       RowRange{exec, begin, end, row_chunks(exec, end - begin, n)}, Y.view(),
+          nodes.push_back(make_node_of(static_cast<int>(groups[g].first), RowRange{exec, begin, end}, Y.view(),
                                        Xg.cview(), a, AllClasses{}));
         }
         res.launches = static_cast<int>(nodes.size());
@@ -434,9 +414,7 @@ int run_vtable(const VtableOptions& opt, std::ostream& out) {
   out << "typed: the concrete class called directly; virtual: objects constructed "
       << (gpu ? "on the device" : "on the host") << ", `table[i % D]->apply(...)`; switch: a class id per row and a "
       << "switch over the N cases; driver: rows grouped by class in a permuted copy of X and Y, one typed launch per "
-         "class through a host virtual call (D launches; on the GPU each node splits its m / D rows into column chunks "
-         "of at least 16 until it has about 2^18 threads, a launch policy the node holds). Times in µs (ratio to "
-         "typed), GB/s (% of copy).\n\n";
+         "class through a host virtual call (D launches). Times in µs (ratio to typed), GB/s (% of copy).\n\n";
   out << "| N | D | n | MB | copy GB/s | typed µs | virtual µs | switch µs | driver µs | typed GB/s | virtual GB/s | switch GB/s "
          "| driver GB/s |\n";
   out << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";

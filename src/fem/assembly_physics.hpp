@@ -34,7 +34,7 @@ struct EntryShape {
   /// The symmetric element matrix is computed by pairs u <= v of its rows: per element
   /// m (m + 1) / 2 pairs per symmetric block, m = comps * npe (full) or npe (one block per
   /// component, comps blocks).
-  int pairs_per_element() const {
+  TESSERA_HOST_DEVICE int pairs_per_element() const {
     const int m = full ? comps * npe : npe;
     return full ? m * (m + 1) / 2 : comps * (m * (m + 1) / 2);
   }
