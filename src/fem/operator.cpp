@@ -1,5 +1,5 @@
-// Matrix-free mass and diffusion operators, Jacobi-preconditioned CG, Dirichlet elimination
-// (compiled by nvcc in CUDA builds).
+// Matrix-free mass and diffusion operators, Jacobi-preconditioned CG (linalg::pcg_jacobi),
+// Dirichlet elimination (compiled by nvcc in CUDA builds).
 #include "tessera/fem/operator.hpp"
 
 #include <algorithm>
@@ -268,62 +268,8 @@ CgResult cg(const std::function<void(View<const double, 1>, View<double, 1>)>& a
   const index_t n = b.size();
   TESSERA_REQUIRE(x.size() == n && inv_diag.size() == n, "cg: vectors of different sizes (b ", n, ", x ", x.size(),
                   ", inverse diagonal ", inv_diag.size(), ")");
-  // No z = M^-1 r vector: z is recomputed from r and the inverse diagonal where it is used,
-  // and x is updated in the pass that also updates p (it still reads the old p). Per
-  // iteration the vector passes then move 80 bytes per entry (r, Ap, diag read and r written;
-  // x, p, r, diag read and x, p written) instead of 88 with z stored, besides the apply's
-  // zero fill and p^T A p.
-  Array<double, 1> r("cg_r", {n}, exec.space()), p("cg_p", {n}, exec.space()), Ap("cg_Ap", {n}, exec.space());
-  auto rv = r.view(), pv = p.view(), Apv = Ap.view();
-  apply(x, Apv);
-  double rz = transform_reduce(
-      "fem/cg_init", exec, n, 0.0,
-      TESSERA_LAMBDA(index_t i) {
-        const double ri = b(i) - Apv(i);
-        rv(i) = ri;
-        pv(i) = inv_diag(i) * ri;
-        return ri * inv_diag(i) * ri;
-      },
-      TESSERA_LAMBDA(double s, double t) { return s + t; });
-  const double bnorm2 = transform_reduce(
-      "fem/cg_bnorm", exec, n, 0.0, TESSERA_LAMBDA(index_t i) { return b(i) * inv_diag(i) * b(i); },
-      TESSERA_LAMBDA(double s, double t) { return s + t; });
-  CgResult res;
-  const double bnorm = std::sqrt(bnorm2);
-  if (bnorm == 0) {
-    forall("fem/cg_zero", exec, n, TESSERA_LAMBDA(index_t i) { x(i) = 0; });
-    res.converged = true;
-    return res;
-  }
-  res.rel_residual = std::sqrt(std::max(rz, 0.0)) / bnorm;
-  for (int it = 0; it < opt.max_iters && res.rel_residual > opt.rel_tol; ++it) {
-    apply(p.cview(), Apv);
-    const double pAp = dot(exec, p.cview(), Ap.cview());
-    TESSERA_REQUIRE(pAp > 0, "cg: p^T A p = ", pAp, " <= 0 at iteration ", it + 1,
-                    ": the operator is not symmetric positive definite");
-    const double alpha = rz / pAp;
-    // r -= alpha A p, with r^T M^-1 r reduced in the same pass
-    const double rz_new = transform_reduce(
-        "fem/cg_update", exec, n, 0.0,
-        TESSERA_LAMBDA(index_t i) {
-          const double ri = rv(i) - alpha * Apv(i);
-          rv(i) = ri;
-          return ri * inv_diag(i) * ri;
-        },
-        TESSERA_LAMBDA(double s, double t) { return s + t; });
-    const double beta = rz_new / rz;
-    rz = rz_new;
-    // x += alpha p (the old p), then p = M^-1 r + beta p
-    forall("fem/cg_direction", exec, n, TESSERA_LAMBDA(index_t i) {
-      const double pi = pv(i);
-      x(i) += alpha * pi;
-      pv(i) = inv_diag(i) * rv(i) + beta * pi;
-    });
-    res.iterations = it + 1;
-    res.rel_residual = std::sqrt(std::max(rz, 0.0)) / bnorm;
-    if (opt.monitor) opt.monitor(res.iterations, res.rel_residual);
-  }
-  res.converged = res.rel_residual <= opt.rel_tol;
+  CgResult res = linalg::pcg_jacobi(apply, inv_diag, b, x, exec, opt);
+  TESSERA_REQUIRE(!res.breakdown, "fem::cg: ", res.message);
   return res;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 /// \file operator.hpp
 /// Matrix-free mass and diffusion operators of an H1Space, their diagonals, and a Jacobi-
-/// preconditioned conjugate-gradient solver with Dirichlet conditions by elimination.
+/// preconditioned conjugate-gradient solver (linalg::pcg_jacobi) with Dirichlet conditions by
+/// elimination.
 ///
 ///     tessera::fem::H1Operator A(space, OperatorKind::Diffusion, exec);   // q = p + 2 Gauss
 ///     A.apply(x.cview(), y.view());                                     // y = A x (global vectors)
@@ -33,6 +34,7 @@
 #include "tessera/fem/h1_space.hpp"
 #include "tessera/fem/interpolate.hpp"
 #include "tessera/fem/quadrature.hpp"
+#include "tessera/linalg/krylov.hpp"
 
 namespace tessera::fem {
 
@@ -134,25 +136,17 @@ class H1Operator {
   std::vector<Part> parts_;
 };
 
-/// Options of cg().
-struct CgOptions {
-  double rel_tol = 1e-10;  ///< stop when ||r|| <= rel_tol ||b|| (preconditioned residual norm)
-  int max_iters = 1000;
-  /// Called after every iteration with (iteration, relative residual) when set.
-  std::function<void(int, double)> monitor;
-};
-
-/// What cg() did.
-struct CgResult {
-  int iterations = 0;
-  double rel_residual = 0;  ///< sqrt(r^T M^-1 r) / sqrt(b^T M^-1 b) at the end
-  bool converged = false;
-};
+/// Options and result of cg(): linalg's (see tessera/linalg/krylov.hpp).
+using CgOptions = linalg::CgOptions;
+using CgResult = linalg::CgResult;
 
 /// Jacobi-preconditioned conjugate gradients for A x = b, A symmetric positive definite,
 /// applied by `apply(x, y)`; `inv_diag` holds 1 / diag(A). x is the initial guess and the
 /// result. All vectors in exec's memory space. Does not throw on non-convergence: check
-/// CgResult::converged.
+/// CgResult::converged. Throws tessera::Error naming the iteration and the value when the
+/// iteration breaks down (p^T A p <= 0: the operator is not symmetric positive definite).
+/// A wrapper of linalg::pcg_jacobi (the same iterates), which reports a breakdown in
+/// CgResult instead of throwing.
 CgResult cg(const std::function<void(View<const double, 1>, View<double, 1>)>& apply,
             View<const double, 1> inv_diag, View<const double, 1> b, View<double, 1> x, const Exec& exec,
             const CgOptions& options = {});
