@@ -11,7 +11,9 @@ set(TESSERA_FEM_KERNEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/operator_kernels.cpp
   ${CMAKE_CURRENT_LIST_DIR}/operator_kernels_exact.cpp
   ${CMAKE_CURRENT_LIST_DIR}/assembly.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/assembly_load.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/assembly_load.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/multigrid.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/transfer.cpp)
 target_sources(tessera PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/quadrature.cpp
   ${CMAKE_CURRENT_LIST_DIR}/basis1d.cpp
