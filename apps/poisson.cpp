@@ -20,6 +20,7 @@
 #include "fe_errors.hpp"
 #include "tessera/core.hpp"
 #include "tessera/fem/basis.hpp"
+#include "tessera/fem/multigrid.hpp"
 #include "tessera/fem/operator.hpp"
 #include "tessera/fem/reference_element.hpp"
 #include "tessera/io/mesh_io.hpp"
@@ -64,37 +65,72 @@ OperatorOptions operator_options(const PoissonOptions& opt) {
   return o;
 }
 
-/// The manufactured solution u = prod_d sin(pi x_d) over the mesh's dimensions.
-double exact(int dim, const std::array<double, 3>& x, double* grad = nullptr) {
-  const double pi = std::numbers::pi;
-  double s[3], c[3], u = 1;
-  for (int d = 0; d < dim; ++d) {
-    s[d] = std::sin(pi * x[std::size_t(d)]);
-    c[d] = std::cos(pi * x[std::size_t(d)]);
-    u *= s[d];
-  }
-  if (grad)
-    for (int d = 0; d < dim; ++d) {
-      double g = pi * c[d];
-      for (int k = 0; k < dim; ++k)
-        if (k != d) g *= s[k];
-      grad[d] = g;
+/// The problem of --rhs: the exact solution u (and its gradient) and the source f = -lap u of
+/// the manufactured solutions "exp" (u = exp(x + y / 2 + z / 4), not an eigenfunction of the
+/// discrete operator) and "sin" (u = prod_d sin(pi x_d), an eigenfunction of the Laplacian:
+/// CG converges in few iterations on a box whatever the preconditioner), or "one" (f = 1 and
+/// u = 0 on the boundary, the problem of MFEM's example 26 and deal.II's step-37: no exact
+/// solution).
+struct Problem {
+  std::string kind = "exp";
+  int dim = 3;
+  bool has_exact() const { return kind != "one"; }
+  double u(const std::array<double, 3>& x, double* grad = nullptr) const {
+    if (kind == "one") {
+      if (grad)
+        for (int d = 0; d < dim; ++d) grad[d] = 0;
+      return 0;
     }
-  return u;
-}
+    if (kind == "exp") {
+      const double a[3] = {1.0, 0.5, 0.25};
+      double e = 0;
+      for (int d = 0; d < dim; ++d) e += a[d] * x[std::size_t(d)];
+      const double v = std::exp(e);
+      if (grad)
+        for (int d = 0; d < dim; ++d) grad[d] = a[d] * v;
+      return v;
+    }
+    const double pi = std::numbers::pi;
+    double sn[3], cs[3], v = 1;
+    for (int d = 0; d < dim; ++d) {
+      sn[d] = std::sin(pi * x[std::size_t(d)]);
+      cs[d] = std::cos(pi * x[std::size_t(d)]);
+      v *= sn[d];
+    }
+    if (grad)
+      for (int d = 0; d < dim; ++d) {
+        double g = pi * cs[d];
+        for (int k = 0; k < dim; ++k)
+          if (k != d) g *= sn[k];
+        grad[d] = g;
+      }
+    return v;
+  }
+  double f(const std::array<double, 3>& x) const {
+    if (kind == "one") return 1.0;
+    if (kind == "exp") {
+      const double a[3] = {1.0, 0.5, 0.25};
+      double a2 = 0;
+      for (int d = 0; d < dim; ++d) a2 += a[d] * a[d];
+      return -a2 * u(x);
+    }
+    return dim * std::numbers::pi * std::numbers::pi * u(x);
+  }
+};
 
 struct Solved {
   index_t elements = 0, dofs = 0;
   int iterations = 0;
   bool converged = false;
   double rel_residual = 0, setup_s = 0, solve_s = 0, l2 = 0, h1 = 0, apply_ms = 0;
+  nlohmann::json mg;  // multigrid: levels, set-up split, V-cycle and coarse times
 };
 
-/// L2 and H1-seminorm errors of uh against the exact solution (rule of degree 2p + 4, host).
-void errors(const H1Space& space, const std::vector<double>& uh, double& l2, double& h1) {
-  const int dim = space.mesh().dim();
-  const FeErrors err = fe_errors(space, uh, [dim](index_t, const std::array<double, 3>& x, double* u, double* g) {
-    u[0] = exact(dim, x, g);
+/// L2 and H1-seminorm errors of uh against the exact solution (rule of degree 2p + 4, host);
+/// without an exact solution (--rhs one) the norms of uh.
+void errors(const H1Space& space, const Problem& pb, const std::vector<double>& uh, double& l2, double& h1) {
+  const FeErrors err = fe_errors(space, uh, [&pb](index_t, const std::array<double, 3>& x, double* u, double* g) {
+    u[0] = pb.u(x, g);
   });
   l2 = err.l2;
   h1 = err.h1;
@@ -117,18 +153,70 @@ void check_flat(const Mesh& mesh, const std::string& name) {
                       "groups at all)");
 }
 
+/// --mg-orders "4,2,1" (empty: the default levels).
+std::vector<int> parse_orders(const std::string& s) {
+  std::vector<int> o;
+  std::size_t at = 0;
+  while (at < s.size()) {
+    const std::size_t comma = std::min(s.find(',', at), s.size());
+    const std::string item = s.substr(at, comma - at);
+    std::size_t used = 0;
+    int v = 0;
+    try {
+      v = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    TESSERA_REQUIRE(used == item.size() && !item.empty(), "poisson: --mg-orders: '", item, "' in '", s,
+                    "' is not an integer");
+    o.push_back(v);
+    at = comma + 1;
+  }
+  return o;
+}
+
+/// Multigrid CG for the correction to the boundary data: d = b - A x_bc' on the free entries and
+/// 0 on the constrained ones, CG from 0 preconditioned by the V-cycle (its iterates stay 0 on
+/// the constrained entries), then x = x_bc' + correction.
+CgResult solve_mg(const Constrained& C, const Multigrid& mg, const std::vector<index_t>& fixed, const Array<double, 1>& b,
+                  const Array<double, 1>& ubc, Array<double, 1>& x, const Exec& exec, const CgOptions& co) {
+  const index_t n = b.size();
+  Array<double, 1> d("poisson/d", {n}, exec.space());
+  C.eliminate_rhs(b.cview(), ubc.cview(), d.view());
+  // x_bc' (the prescribed values, 0 elsewhere) and d with 0 at the constrained entries
+  std::vector<double> dh(static_cast<std::size_t>(n)), xh(static_cast<std::size_t>(n), 0.0);
+  {
+    const auto dd = d.to_host();
+    const auto uu = ubc.to_host();
+    std::copy(dd.data(), dd.data() + n, dh.begin());
+    for (index_t k : fixed) {
+      xh[std::size_t(k)] = uu(k);
+      dh[std::size_t(k)] = 0;
+    }
+  }
+  d = Array<double, 1>::from("poisson/d", std::span<const double>(dh), exec.space());
+  Array<double, 1> corr("poisson/correction", {n}, exec.space());
+  const CgResult r = linalg::pcg([&C](View<const double, 1> in, View<double, 1> out) { C.apply_homogeneous(in, out); },
+                                 mg.preconditioner(), d.cview(), corr.view(), exec, co);
+  const auto ch = corr.to_host();
+  for (index_t i = 0; i < n; ++i) xh[std::size_t(i)] += ch(i);
+  x = Array<double, 1>::from("poisson/x", std::span<const double>(xh), exec.space());
+  return r;
+}
+
 Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std::ostream& out, bool write) {
   Solved r;
   check_flat(mesh, opt.mesh);
   const auto t0 = Clock::now();
   const H1Space space(mesh, opt.order, 1);
   const int dim = mesh.dim();
+  const Problem pb{opt.rhs, dim};
   r.elements = mesh.num_elements();
   r.dofs = space.num_dofs();
   std::vector<double> un(std::size_t(space.num_nodes()), 0.0), fn(un.size(), 0.0);
   for_each_element_node(space, [&](index_t, int, index_t n, const std::array<double, 3>& x) {
-    un[std::size_t(n)] = exact(dim, x);
-    fn[std::size_t(n)] = dim * std::numbers::pi * std::numbers::pi * un[std::size_t(n)];
+    un[std::size_t(n)] = pb.u(x);
+    fn[std::size_t(n)] = pb.f(x);
   });
   // The load vector is M I(f): where every node lies on a plane x_d = integer (f = 0 there),
   // e.g. p = 2 on a mesh with integer vertex coordinates, it is zero and so is the solution.
@@ -145,12 +233,24 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
   if (mo.quadrature == QuadratureType::GaussLobatto) mo = OperatorOptions{-1, QuadratureType::Gauss, ko.geometry, true};
   const H1Operator K(space, OperatorKind::Diffusion, exec, ko);
   const H1Operator M(space, OperatorKind::Mass, exec, mo);
-  const Constrained C(K, space.exterior_nodes());
+  const std::vector<index_t> fixed = space.exterior_nodes();
+  const Constrained C(K, fixed);
   auto f = Array<double, 1>::from("poisson/f", std::span<const double>(fn), exec.space());
   auto ubc = Array<double, 1>::from("poisson/u_bc", std::span<const double>(un), exec.space());
   Array<double, 1> b("poisson/b", {r.dofs}, exec.space()), x("poisson/x", {r.dofs}, exec.space());
   M.apply(f.cview(), b.view());  // b = M I(f): the load vector of the interpolated source
-  const auto inv = C.inverse_diagonal();
+  const bool mg = opt.precond == "mg";
+  Array<double, 1> inv;
+  std::unique_ptr<Multigrid> mgp;
+  if (mg) {
+    MultigridOptions mo2;
+    mo2.orders = parse_orders(opt.mg_orders);
+    mo2.smoother.degree = opt.smoother_degree;
+    mo2.coarse = parse_coarse_solver(opt.coarse);
+    mgp = std::make_unique<Multigrid>(K, space, fixed, [](const H1Space& s) { return s.exterior_nodes(); }, mo2);
+  } else {
+    inv = C.inverse_diagonal();
+  }
   fence("poisson/setup");
   r.setup_s = std::chrono::duration<double>(Clock::now() - t0).count();
 
@@ -166,8 +266,17 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
     std::fprintf(stderr, "\r  CG iteration %6d  relative residual %.3e", it, res);
   };
   const auto t1 = Clock::now();
-  // CG for the correction to the boundary data (Constrained::solve: the homogeneous system)
-  const CgResult cr = C.solve(b.cview(), ubc.cview(), x.view(), co, inv.cview());
+  // CG for the correction to the boundary data (the homogeneous system)
+  const CgResult cr = mg ? solve_mg(C, *mgp, fixed, b, ubc, x, exec, co) : C.solve(b.cview(), ubc.cview(), x.view(), co, inv.cview());
+  if (mg) {
+    const auto& t = mgp->timings();
+    nlohmann::json lv = nlohmann::json::array();
+    for (const auto& L : mgp->levels()) lv.push_back({{"order", L.order}, {"dofs", L.dofs}, {"lambda_max", L.lambda_max}});
+    r.mg = {{"levels", lv}, {"coarse_solver", name(mgp->coarse_solver())}, {"smoother_degree", opt.smoother_degree},
+            {"setup_levels_s", t.levels_s}, {"setup_smoothers_s", t.smoothers_s}, {"setup_transfers_s", t.transfers_s},
+            {"setup_coarse_matrix_s", t.coarse_matrix_s}, {"setup_amg_s", t.coarse_setup_s},
+            {"vcycles", t.cycles}, {"vcycle_s", t.vcycle_s}, {"coarse_s", t.coarse_s}};
+  }
   fence("poisson/solve");
   r.solve_s = std::chrono::duration<double>(Clock::now() - t1).count();
   if (tty) std::fprintf(stderr, "\r%60s\r", "");
@@ -186,7 +295,7 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
   }
   const auto xh = x.to_host();
   const std::vector<double> uh(xh.data(), xh.data() + xh.size());
-  errors(space, uh, r.l2, r.h1);
+  errors(space, pb, uh, r.l2, r.h1);
   if (write && !opt.output.empty()) {
     std::vector<io::VtuField> fields(3);
     fields[0] = {"u", 1, true, fe_vertex_values(space, uh)};
@@ -194,7 +303,7 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
     for (index_t v = 0; v < mesh.num_vertices(); ++v) {
       std::array<double, 3> p{0, 0, 0};
       for (int d = 0; d < mesh.space_dim(); ++d) p[std::size_t(d)] = mesh.vertex(v, d);
-      fields[1].values[std::size_t(v)] = exact(dim, p);
+      fields[1].values[std::size_t(v)] = pb.u(p);
     }
     fields[2] = {"error", 1, true, fields[0].values};
     for (std::size_t v = 0; v < fields[2].values.size(); ++v) fields[2].values[v] -= fields[1].values[v];
@@ -233,8 +342,12 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
   std::vector<fem::Mesh> meshes;
   const int nlev = opt.study > 0 ? opt.study + 1 : 1;
   if (!opt.json) {
-    out << "tessera poisson: -lap u = f, u = prod_d sin(pi x_d), Dirichlet data on the boundary, order " << opt.order << ", backend " << to_string(exec.backend)
-        << ", quadrature " << rule << ", geometry " << opt.geometry << "\n";
+    const char* problem = opt.rhs == "one"   ? "-lap u = 1, u = 0 on the boundary"
+                          : opt.rhs == "sin" ? "-lap u = f, u = prod_d sin(pi x_d), Dirichlet data on the boundary"
+                                             : "-lap u = f, u = exp(x + y/2 + z/4), Dirichlet data on the boundary";
+    out << "tessera poisson: " << problem << ", order " << opt.order << ", backend " << to_string(exec.backend)
+        << ", quadrature " << rule << ", geometry " << opt.geometry << ", CG preconditioner "
+        << (opt.precond == "mg" ? "p-multigrid" : "jacobi") << "\n";
   }
   nlohmann::json runs = nlohmann::json::array();
   int rc = 0;
@@ -250,8 +363,16 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
                      {"setup_s", s.setup_s},      {"solve_s", s.solve_s},      {"apply_ms", s.apply_ms},
                      {"gdofs_per_s_apply", s.dofs / (s.apply_ms * 1e6)},
                      {"gdofs_per_s_cg", s.iterations > 0 ? s.dofs * double(s.iterations) / (s.solve_s * 1e9) : 0.0},
-                     {"l2_error", s.l2},          {"h1_error", s.h1}};
-    if (l > 0) {
+                     {"rhs", opt.rhs},            {"precond", opt.precond}};
+    if (opt.rhs == "one") {
+      j["solution_l2_norm"] = s.l2;
+      j["solution_h1_seminorm"] = s.h1;
+    } else {
+      j["l2_error"] = s.l2;
+      j["h1_error"] = s.h1;
+    }
+    if (!s.mg.is_null()) j["multigrid"] = s.mg;
+    if (l > 0 && opt.rhs != "one") {
       j["l2_rate"] = std::log2(levels[std::size_t(l - 1)].l2 / s.l2);
       j["h1_rate"] = std::log2(levels[std::size_t(l - 1)].h1 / s.h1);
     }
@@ -261,13 +382,26 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
       out << "refine " << opt.refine + l << ": " << s.elements << " elements, " << s.dofs << " DOFs; CG "
           << s.iterations << " iterations" << (s.converged ? "" : " (NOT converged)") << ", relative residual "
           << s.rel_residual << "; setup " << s.setup_s << " s, solve " << s.solve_s << " s, apply " << s.apply_ms
-          << " ms (" << s.dofs / (s.apply_ms * 1e6) << " GDOF/s); L2 error " << s.l2 << ", H1 error " << s.h1;
-      if (l > 0) out << "; rates L2 " << j["l2_rate"].get<double>() << ", H1 " << j["h1_rate"].get<double>();
-      out << "\n";
+          << " ms (" << s.dofs / (s.apply_ms * 1e6) << " GDOF/s); ";
+      if (opt.rhs == "one") out << "solution L2 norm " << s.l2 << ", H1 seminorm " << s.h1;
+      else out << "L2 error " << s.l2 << ", H1 error " << s.h1;
+      if (l > 0 && opt.rhs != "one")
+        out << "; rates L2 " << j["l2_rate"].get<double>() << ", H1 " << j["h1_rate"].get<double>();
+      if (!s.mg.is_null()) {
+        out << "\n  multigrid: orders";
+        for (const auto& L : s.mg["levels"]) out << " " << L["order"].get<int>();
+        out << ", coarse " << s.mg["coarse_solver"].get<std::string>() << "; setup: levels "
+            << s.mg["setup_levels_s"].get<double>() << " s, smoothers " << s.mg["setup_smoothers_s"].get<double>()
+            << " s, transfers " << s.mg["setup_transfers_s"].get<double>() << " s, coarse matrix "
+            << s.mg["setup_coarse_matrix_s"].get<double>() << " s, AMG " << s.mg["setup_amg_s"].get<double>()
+            << " s; " << s.mg["vcycles"].get<int>() << " V-cycles " << s.mg["vcycle_s"].get<double>()
+            << " s (coarse " << s.mg["coarse_s"].get<double>() << " s)";
+      }
+      out << "\n" << std::flush;
     }
   }
   if (opt.json) out << (runs.size() == 1 ? runs[0].dump() : runs.dump()) << "\n";
-  if (nlev > 1) {
+  if (nlev > 1 && opt.rhs != "one") {
     // At high orders the discretization error can fall to the level that the CG tolerance
     // leaves in the solution, and the observed rate then says more about --tol than the method
     const double rate = runs.back()["l2_rate"].get<double>();

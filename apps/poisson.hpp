@@ -1,6 +1,6 @@
 #pragma once
 /// \file poisson.hpp
-/// `tessera poisson`: the Poisson problem with a manufactured solution (docs/cli.md).
+/// `tessera poisson`: the Poisson problem (manufactured solution or f = 1), multigrid CG (docs/cli.md).
 
 #include <iosfwd>
 #include <string>
@@ -21,6 +21,11 @@ struct PoissonOptions {
   std::string output;                     ///< .vtu file for u, u_exact, error ("" = none)
   bool json = false;                      ///< one JSON object (an array with --study)
   int study = 0;                          ///< refine this many more times and print the rates
+  std::string rhs = "exp";                ///< exp | sin (manufactured solutions) | one (f = 1, u = 0 on the boundary)
+  std::string precond = "mg";             ///< mg (p-multigrid V-cycle) | jacobi
+  std::string mg_orders;                  ///< "4,2,1"; "": p, ceil(p/2), ..., 1
+  int smoother_degree = 2;                ///< Chebyshev degree of the multigrid smoother
+  std::string coarse = "auto";            ///< auto | amg | cg
 };
 
 /// Solves, prints the report; returns 0, or 3 when CG did not converge.

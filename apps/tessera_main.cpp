@@ -269,7 +269,8 @@ int main(int argc, char** argv) {
 
   tessera::app::PoissonOptions pois;
   auto* pcmd = app.add_subcommand(
-      "poisson", "Solve -lap u = f (u = prod sin(pi x_d)) with Dirichlet data: DOFs, CG iterations, times, errors");
+      "poisson", "Solve -lap u = f with Dirichlet data (manufactured solution or f = 1), multigrid-preconditioned CG: "
+      "DOFs, iterations, times, errors");
   pcmd->add_option("--mesh", pois.mesh, "Generator spec or mesh file")->capture_default_str();
   pcmd->add_option("--order", pois.order, "Polynomial order p")->check(CLI::Range(1, 16))->capture_default_str();
   pcmd->add_option("--refine", pois.refine, "Uniform refinements")->check(CLI::Range(0, 10))->capture_default_str();
@@ -291,6 +292,24 @@ int main(int argc, char** argv) {
   pcmd->add_flag("--json", pois.json, "Print JSON instead of text");
   pcmd->add_option("--study", pois.study, "Refine N more times and print the observed L2/H1 rates")
       ->check(CLI::Range(0, 6));
+  pcmd->add_option("--rhs", pois.rhs,
+                   "Problem: exp (u = exp(x + y/2 + z/4), the default), sin (u = prod sin(pi x_d), an "
+                   "eigenfunction of the Laplacian), one (f = 1, u = 0 on the boundary; reports the solution norm)")
+      ->check(CLI::IsMember({"exp", "sin", "one"}))
+      ->capture_default_str();
+  pcmd->add_option("--precond", pois.precond, "CG preconditioner: mg (p-multigrid V-cycle) or jacobi")
+      ->check(CLI::IsMember({"mg", "jacobi"}))
+      ->capture_default_str();
+  pcmd->add_option("--mg-orders", pois.mg_orders,
+                   "Multigrid orders, fine to coarse (e.g. 4,2,1); default p, ceil(p/2), ..., 1");
+  pcmd->add_option("--smoother-degree", pois.smoother_degree, "Chebyshev smoother degree (multigrid)")
+      ->check(CLI::Range(1, 20))
+      ->capture_default_str();
+  pcmd->add_option("--coarse", pois.coarse,
+                   "Multigrid coarse solver: amg (hypre BoomerAMG), cg (Jacobi CG on the assembled p = 1 matrix), "
+                   "auto (amg when the build has hypre)")
+      ->check(CLI::IsMember({"auto", "amg", "cg"}))
+      ->capture_default_str();
 
   tessera::app::AssembleOptions asm_opt;
   auto* acmd = app.add_subcommand(
