@@ -1,5 +1,6 @@
-// tessera poisson: -lap u = f with a manufactured solution, Dirichlet data on the whole
-// boundary, matrix-free diffusion operator and Jacobi CG (see docs/cli.md).
+// tessera poisson: -lap u = f (a manufactured solution, or f = 1), Dirichlet data on the whole
+// boundary, matrix-free diffusion operator, multigrid or Jacobi CG (see docs/cli.md). Compiled
+// by nvcc in CUDA builds (kernels for the source, the boundary data and the error norms).
 #include "poisson.hpp"
 
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "fe_errors.hpp"
 #include "tessera/core.hpp"
 #include "tessera/fem/basis.hpp"
+#include "tessera/fem/field_functions.hpp"
 #include "tessera/fem/multigrid.hpp"
 #include "tessera/fem/operator.hpp"
 #include "tessera/fem/reference_element.hpp"
@@ -70,31 +72,35 @@ OperatorOptions operator_options(const PoissonOptions& opt) {
 /// discrete operator) and "sin" (u = prod_d sin(pi x_d), an eigenfunction of the Laplacian:
 /// CG converges in few iterations on a box whatever the preconditioner), or "one" (f = 1 and
 /// u = 0 on the boundary, the problem of MFEM's example 26 and deal.II's step-37: no exact
-/// solution).
+/// solution). Callable in kernels (field_functions.hpp).
 struct Problem {
-  std::string kind = "exp";
+  enum Kind : int { Exp, Sin, One };
+  int kind = Exp;
   int dim = 3;
-  bool has_exact() const { return kind != "one"; }
-  double u(const std::array<double, 3>& x, double* grad = nullptr) const {
-    if (kind == "one") {
+  static Problem of(const std::string& rhs, int dim) {
+    return Problem{rhs == "one" ? One : rhs == "sin" ? Sin : Exp, dim};
+  }
+  bool has_exact() const { return kind != One; }
+  TESSERA_HOST_DEVICE double u(const double* x, double* grad) const {
+    if (kind == One) {
       if (grad)
         for (int d = 0; d < dim; ++d) grad[d] = 0;
       return 0;
     }
-    if (kind == "exp") {
+    if (kind == Exp) {
       const double a[3] = {1.0, 0.5, 0.25};
       double e = 0;
-      for (int d = 0; d < dim; ++d) e += a[d] * x[std::size_t(d)];
-      const double v = std::exp(e);
+      for (int d = 0; d < dim; ++d) e += a[d] * x[d];
+      const double v = ::exp(e);
       if (grad)
         for (int d = 0; d < dim; ++d) grad[d] = a[d] * v;
       return v;
     }
-    const double pi = std::numbers::pi;
+    const double pi = 3.14159265358979323846;
     double sn[3], cs[3], v = 1;
     for (int d = 0; d < dim; ++d) {
-      sn[d] = std::sin(pi * x[std::size_t(d)]);
-      cs[d] = std::cos(pi * x[std::size_t(d)]);
+      sn[d] = ::sin(pi * x[d]);
+      cs[d] = ::cos(pi * x[d]);
       v *= sn[d];
     }
     if (grad)
@@ -106,19 +112,48 @@ struct Problem {
       }
     return v;
   }
-  double f(const std::array<double, 3>& x) const {
-    if (kind == "one") return 1.0;
-    if (kind == "exp") {
-      const double a[3] = {1.0, 0.5, 0.25};
-      double a2 = 0;
-      for (int d = 0; d < dim; ++d) a2 += a[d] * a[d];
-      return -a2 * u(x);
+  TESSERA_HOST_DEVICE double f(const double* x) const {
+    if (kind == One) return 1.0;
+    if (kind == Exp) {
+      const double a2 = dim == 1 ? 1.0 : dim == 2 ? 1.25 : 1.3125;  // sum of a_d^2
+      return -a2 * u(x, nullptr);
     }
-    return dim * std::numbers::pi * std::numbers::pi * u(x);
+    const double pi = 3.14159265358979323846;
+    return dim * pi * pi * u(x, nullptr);
+  }
+};
+
+/// The exact solution and the source as the functors of field_functions.hpp.
+struct ExactU {
+  Problem pb;
+  TESSERA_HOST_DEVICE double operator()(const double* x, double* grad) const { return pb.u(x, grad); }
+};
+struct SourceF {
+  Problem pb;
+  TESSERA_HOST_DEVICE double operator()(const double* x, double*) const { return pb.f(x); }
+};
+
+/// Wall times of the phases of one solve, in order (each ends with a fence, so device work is
+/// counted in the phase that launched it).
+struct Phases {
+  std::vector<std::pair<std::string, double>> list;
+  Clock::time_point last = Clock::now();
+  void mark(const char* name) {
+    fence(name);
+    const auto now = Clock::now();
+    list.emplace_back(name, std::chrono::duration<double>(now - last).count());
+    last = now;
+  }
+  void restart() { last = Clock::now(); }
+  double total() const {
+    double s = 0;
+    for (const auto& [n, t] : list) s += t;
+    return s;
   }
 };
 
 struct Solved {
+  Phases phases;
   index_t elements = 0, dofs = 0;
   int iterations = 0;
   bool converged = false;
@@ -126,15 +161,6 @@ struct Solved {
   nlohmann::json mg;  // multigrid: levels, set-up split, V-cycle and coarse times
 };
 
-/// L2 and H1-seminorm errors of uh against the exact solution (rule of degree 2p + 4, host);
-/// without an exact solution (--rhs one) the norms of uh.
-void errors(const H1Space& space, const Problem& pb, const std::vector<double>& uh, double& l2, double& h1) {
-  const FeErrors err = fe_errors(space, uh, [&pb](index_t, const std::array<double, 3>& x, double* u, double* g) {
-    u[0] = pb.u(x, g);
-  });
-  l2 = err.l2;
-  h1 = err.h1;
-}
 
 /// Refuses a mesh whose vertices have more coordinates than its dimension unless the extra
 /// ones are constant (a planar 2-D mesh lifted to z = c): the exact solution and the operator
@@ -175,57 +201,33 @@ std::vector<int> parse_orders(const std::string& s) {
   return o;
 }
 
-/// Multigrid CG for the correction to the boundary data: d = b - A x_bc' on the free entries and
-/// 0 on the constrained ones, CG from 0 preconditioned by the V-cycle (its iterates stay 0 on
-/// the constrained entries), then x = x_bc' + correction.
-CgResult solve_mg(const Constrained& C, const Multigrid& mg, const std::vector<index_t>& fixed, const Array<double, 1>& b,
-                  const Array<double, 1>& ubc, Array<double, 1>& x, const Exec& exec, const CgOptions& co) {
-  const index_t n = b.size();
-  Array<double, 1> d("poisson/d", {n}, exec.space());
-  C.eliminate_rhs(b.cview(), ubc.cview(), d.view());
-  // x_bc' (the prescribed values, 0 elsewhere) and d with 0 at the constrained entries
-  std::vector<double> dh(static_cast<std::size_t>(n)), xh(static_cast<std::size_t>(n), 0.0);
-  {
-    const auto dd = d.to_host();
-    const auto uu = ubc.to_host();
-    std::copy(dd.data(), dd.data() + n, dh.begin());
-    for (index_t k : fixed) {
-      xh[std::size_t(k)] = uu(k);
-      dh[std::size_t(k)] = 0;
-    }
-  }
-  d = Array<double, 1>::from("poisson/d", std::span<const double>(dh), exec.space());
-  Array<double, 1> corr("poisson/correction", {n}, exec.space());
-  const CgResult r = linalg::pcg([&C](View<const double, 1> in, View<double, 1> out) { C.apply_homogeneous(in, out); },
-                                 mg.preconditioner(), d.cview(), corr.view(), exec, co);
-  const auto ch = corr.to_host();
-  for (index_t i = 0; i < n; ++i) xh[std::size_t(i)] += ch(i);
-  x = Array<double, 1>::from("poisson/x", std::span<const double>(xh), exec.space());
-  return r;
-}
-
 Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std::ostream& out, bool write) {
   Solved r;
   check_flat(mesh, opt.mesh);
   const auto t0 = Clock::now();
+  r.phases.restart();
   const H1Space space(mesh, opt.order, 1);
+  r.phases.mark("numbering");
   const int dim = mesh.dim();
-  const Problem pb{opt.rhs, dim};
+  const Problem pb = Problem::of(opt.rhs, dim);
   r.elements = mesh.num_elements();
   r.dofs = space.num_dofs();
-  std::vector<double> un(std::size_t(space.num_nodes()), 0.0), fn(un.size(), 0.0);
-  for_each_element_node(space, [&](index_t, int, index_t n, const std::array<double, 3>& x) {
-    un[std::size_t(n)] = pb.u(x);
-    fn[std::size_t(n)] = pb.f(x);
-  });
+  // The source and the boundary data at the nodes, by a kernel
+  Array<double, 1> f("poisson/f", {r.dofs}, exec.space()), ubc("poisson/u_bc", {r.dofs}, exec.space());
+  interpolate_function(space, SourceF{pb}, f.view(), exec);
+  interpolate_function(space, ExactU{pb}, ubc.view(), exec);
+  const auto fv = f.cview();
+  const double fmax = transform_reduce(
+      "poisson/source_max", exec, r.dofs, 0.0, TESSERA_LAMBDA(index_t i) { return fabs(fv(i)); }, Max{});
   // The load vector is M I(f): where every node lies on a plane x_d = integer (f = 0 there),
   // e.g. p = 2 on a mesh with integer vertex coordinates, it is zero and so is the solution.
-  if (std::all_of(fn.begin(), fn.end(), [](double v) { return std::abs(v) < 1e-12; }))
+  if (fmax < 1e-12)
     std::fprintf(stderr,
                  "tessera: note: the source f = %d pi^2 u interpolated at the nodes is zero at every node (they lie "
                  "where u = prod sin(pi x_d) vanishes), so the load vector and the discrete solution are zero; "
                  "refine (--refine) or raise --order to see convergence\n",
                  dim);
+  r.phases.mark("nodal_data");
   const OperatorOptions ko = operator_options(opt);
   // The load vector's mass matrix: the same rule, or Gauss q = p + 2 when the stiffness rule is
   // Gauss-Lobatto (inexact for the mass matrix, refused by H1Operator).
@@ -233,12 +235,12 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
   if (mo.quadrature == QuadratureType::GaussLobatto) mo = OperatorOptions{-1, QuadratureType::Gauss, ko.geometry, true};
   const H1Operator K(space, OperatorKind::Diffusion, exec, ko);
   const H1Operator M(space, OperatorKind::Mass, exec, mo);
+  r.phases.mark("operators");
   const std::vector<index_t> fixed = space.exterior_nodes();
   const Constrained C(K, fixed);
-  auto f = Array<double, 1>::from("poisson/f", std::span<const double>(fn), exec.space());
-  auto ubc = Array<double, 1>::from("poisson/u_bc", std::span<const double>(un), exec.space());
   Array<double, 1> b("poisson/b", {r.dofs}, exec.space()), x("poisson/x", {r.dofs}, exec.space());
   M.apply(f.cview(), b.view());  // b = M I(f): the load vector of the interpolated source
+  r.phases.mark("load_vector");
   const bool mg = opt.precond == "mg";
   Array<double, 1> inv;
   std::unique_ptr<Multigrid> mgp;
@@ -251,7 +253,7 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
   } else {
     inv = C.inverse_diagonal();
   }
-  fence("poisson/setup");
+  r.phases.mark(mg ? "multigrid_setup" : "diagonal");
   r.setup_s = std::chrono::duration<double>(Clock::now() - t0).count();
 
   const bool tty = isatty(fileno(stderr));
@@ -266,8 +268,10 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
     std::fprintf(stderr, "\r  CG iteration %6d  relative residual %.3e", it, res);
   };
   const auto t1 = Clock::now();
+  r.phases.restart();
   // CG for the correction to the boundary data (the homogeneous system)
-  const CgResult cr = mg ? solve_mg(C, *mgp, fixed, b, ubc, x, exec, co) : C.solve(b.cview(), ubc.cview(), x.view(), co, inv.cview());
+  const CgResult cr = mg ? C.solve(b.cview(), ubc.cview(), x.view(), co, mgp->preconditioner())
+                         : C.solve(b.cview(), ubc.cview(), x.view(), co, inv.cview());
   if (mg) {
     const auto& t = mgp->timings();
     nlohmann::json lv = nlohmann::json::array();
@@ -277,7 +281,7 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
             {"setup_coarse_matrix_s", t.coarse_matrix_s}, {"setup_amg_s", t.coarse_setup_s},
             {"vcycles", t.cycles}, {"vcycle_s", t.vcycle_s}, {"coarse_s", t.coarse_s}};
   }
-  fence("poisson/solve");
+  r.phases.mark("solve");
   r.solve_s = std::chrono::duration<double>(Clock::now() - t1).count();
   if (tty) std::fprintf(stderr, "\r%60s\r", "");
   r.iterations = cr.iterations;
@@ -293,17 +297,23 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
     fence("poisson/apply");
     r.apply_ms = 1e3 * std::chrono::duration<double>(Clock::now() - ta).count() / reps;
   }
-  const auto xh = x.to_host();
-  const std::vector<double> uh(xh.data(), xh.data() + xh.size());
-  errors(space, pb, uh, r.l2, r.h1);
+  r.phases.restart();
+  {  // L2 and H1 errors (with f = 1: the norms of the solution), by kernels
+    const ErrorNorms en = error_norms(space, x.cview(), ExactU{pb}, exec);
+    r.l2 = en.l2;
+    r.h1 = en.h1;
+  }
+  r.phases.mark("error_norms");
   if (write && !opt.output.empty()) {
     std::vector<io::VtuField> fields(3);
+    const auto xh = x.to_host();
+    const std::vector<double> uh(xh.data(), xh.data() + xh.size());
     fields[0] = {"u", 1, true, fe_vertex_values(space, uh)};
     fields[1] = {"u_exact", 1, true, std::vector<double>(std::size_t(mesh.num_vertices()))};
     for (index_t v = 0; v < mesh.num_vertices(); ++v) {
       std::array<double, 3> p{0, 0, 0};
       for (int d = 0; d < mesh.space_dim(); ++d) p[std::size_t(d)] = mesh.vertex(v, d);
-      fields[1].values[std::size_t(v)] = pb.u(p);
+      fields[1].values[std::size_t(v)] = pb.u(p.data(), nullptr);
     }
     fields[2] = {"error", 1, true, fields[0].values};
     for (std::size_t v = 0; v < fields[2].values.size(); ++v) fields[2].values[v] -= fields[1].values[v];
@@ -312,6 +322,7 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
     if (opt.json) std::fprintf(stderr, "wrote %s (u, u_exact, error at the mesh vertices)\n", opt.output.c_str());
     else out << "wrote " << opt.output << " (u, u_exact, error at the mesh vertices)\n";
   }
+  if (write && !opt.output.empty()) r.phases.mark("output");
   return r;
 }
 
@@ -352,8 +363,11 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
   nlohmann::json runs = nlohmann::json::array();
   int rc = 0;
   for (int l = 0; l < nlev; ++l) {
+    const auto tm = Clock::now();
     const fem::Mesh mesh = io::load_mesh(opt.mesh, opt.refine + l);
-    const Solved s = solve(opt, mesh, exec, out, l == nlev - 1);
+    const double mesh_s = std::chrono::duration<double>(Clock::now() - tm).count();
+    Solved s = solve(opt, mesh, exec, out, l == nlev - 1);
+    s.phases.list.insert(s.phases.list.begin(), {"mesh", mesh_s});
     levels.push_back(s);
     if (!s.converged) rc = 3;
     nlohmann::json j{{"mesh", opt.mesh},          {"refine", opt.refine + l},  {"order", opt.order},
@@ -372,6 +386,10 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
       j["h1_error"] = s.h1;
     }
     if (!s.mg.is_null()) j["multigrid"] = s.mg;
+    nlohmann::json ph = nlohmann::json::object();
+    for (const auto& [n, t] : s.phases.list) ph[n] = t;
+    j["phases_s"] = ph;
+    j["phases_total_s"] = s.phases.total();
     if (l > 0 && opt.rhs != "one") {
       j["l2_rate"] = std::log2(levels[std::size_t(l - 1)].l2 / s.l2);
       j["h1_rate"] = std::log2(levels[std::size_t(l - 1)].h1 / s.h1);
@@ -397,6 +415,9 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
             << " s; " << s.mg["vcycles"].get<int>() << " V-cycles " << s.mg["vcycle_s"].get<double>()
             << " s (coarse " << s.mg["coarse_s"].get<double>() << " s)";
       }
+      out << "\n  phases:";
+      for (const auto& [n, t] : s.phases.list) out << " " << n << " " << t << " s,";
+      out << " total " << s.phases.total() << " s";
       out << "\n" << std::flush;
     }
   }

@@ -342,6 +342,26 @@ CgResult Constrained::solve(View<const double, 1> b, View<const double, 1> x_bc,
   return r;
 }
 
+CgResult Constrained::solve(View<const double, 1> b, View<const double, 1> x_bc, View<double, 1> x,
+                            const CgOptions& options, const linalg::LinearOperator& M) const {
+  const Exec& exec = A_->exec();
+  const index_t n = A_->size();
+  TESSERA_REQUIRE(b.size() == n && x_bc.size() == n && x.size() == n, "fem::Constrained::solve: vectors of ",
+                  b.size(), ", ", x_bc.size(), " and ", x.size(), " entries for an operator of ", n);
+  auto c = dofs_.cview();
+  Array<double, 1> d("constrained_d", {n}, exec.space());
+  auto dv = d.view();
+  lift_residual(*A_, c, tmp_.view(), b, x_bc, dv);
+  forall("fem/constrained_rhs_zero", exec, c.size(), TESSERA_LAMBDA(index_t k) { dv(c(k)) = 0; });
+  forall("fem/constrained_start", exec, n, TESSERA_LAMBDA(index_t i) { x(i) = 0; });
+  const CgResult r = linalg::pcg([&](View<const double, 1> a, View<double, 1> y) { apply_homogeneous(a, y); }, M,
+                                 d.cview(), x, exec, options);
+  TESSERA_REQUIRE(!r.breakdown, "fem::Constrained::solve: ", r.message);
+  auto t = tmp_.cview();
+  forall("fem/constrained_lift", exec, n, TESSERA_LAMBDA(index_t i) { x(i) += t(i); });
+  return r;
+}
+
 void Constrained::eliminate_rhs(View<const double, 1> b, View<const double, 1> x_bc, View<double, 1> out) const {
   // out = b - A t for the lift t, and x_bc on the constrained entries
   auto c = dofs_.cview();

@@ -172,6 +172,11 @@ class Constrained {
   /// ahead (empty: computed here).
   CgResult solve(View<const double, 1> b, View<const double, 1> x_bc, View<double, 1> x,
                  const CgOptions& options = {}, View<const double, 1> inv_diag = {}) const;
+  /// The same with the preconditioner M (e.g. Multigrid::preconditioner(); it receives vectors
+  /// that are 0 on the constrained entries and must return such vectors) and linalg::pcg.
+  /// Throws tessera::Error naming the quantity when CG breaks down.
+  CgResult solve(View<const double, 1> b, View<const double, 1> x_bc, View<double, 1> x, const CgOptions& options,
+                 const linalg::LinearOperator& M) const;
   /// Right-hand side of the constrained system for the values in x_bc (constrained entries).
   void eliminate_rhs(View<const double, 1> b, View<const double, 1> x_bc, View<double, 1> out) const;
   /// 1 / diagonal with 1 on the constrained entries.
