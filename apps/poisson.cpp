@@ -80,7 +80,6 @@ struct Problem {
   static Problem of(const std::string& rhs, int dim) {
     return Problem{rhs == "one" ? One : rhs == "sin" ? Sin : Exp, dim};
   }
-  bool has_exact() const { return kind != One; }
   TESSERA_HOST_DEVICE double u(const double* x, double* grad) const {
     if (kind == One) {
       if (grad)
@@ -249,6 +248,7 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
     mo2.orders = parse_orders(opt.mg_orders);
     mo2.smoother.degree = opt.smoother_degree;
     mo2.coarse = parse_coarse_solver(opt.coarse);
+    mo2.coarse_tol = opt.coarse_tol;
     mgp = std::make_unique<Multigrid>(K, space, fixed, [](const H1Space& s) { return s.exterior_nodes(); }, mo2);
   } else {
     inv = C.inverse_diagonal();
@@ -279,7 +279,8 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
     r.mg = {{"levels", lv}, {"coarse_solver", name(mgp->coarse_solver())}, {"smoother_degree", opt.smoother_degree},
             {"setup_levels_s", t.levels_s}, {"setup_smoothers_s", t.smoothers_s}, {"setup_transfers_s", t.transfers_s},
             {"setup_coarse_matrix_s", t.coarse_matrix_s}, {"setup_amg_s", t.coarse_setup_s},
-            {"vcycles", t.cycles}, {"vcycle_s", t.vcycle_s}, {"coarse_s", t.coarse_s}};
+            {"vcycles", t.cycles}, {"vcycle_s", t.vcycle_s}, {"coarse_s", t.coarse_s},
+            {"coarse_cg_iterations_last", mgp->last_coarse_iterations()}};
   }
   r.phases.mark("solve");
   r.solve_s = std::chrono::duration<double>(Clock::now() - t1).count();

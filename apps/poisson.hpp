@@ -26,6 +26,7 @@ struct PoissonOptions {
   std::string mg_orders;                  ///< "4,2,1"; "": p, ceil(p/2), ..., 1
   int smoother_degree = 2;                ///< Chebyshev degree of the multigrid smoother
   std::string coarse = "auto";            ///< auto | amg | cg
+  double coarse_tol = 1e-6;               ///< relative tolerance of the CG coarse solve
 };
 
 /// Solves, prints the report; returns 0, or 3 when CG did not converge.

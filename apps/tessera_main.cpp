@@ -310,6 +310,10 @@ int main(int argc, char** argv) {
                    "auto (amg when the build has hypre)")
       ->check(CLI::IsMember({"auto", "amg", "cg"}))
       ->capture_default_str();
+  pcmd->add_option("--coarse-tol", pois.coarse_tol,
+                   "Relative tolerance of the CG coarse solve (--coarse cg); the V-cycle is linear only up to it")
+      ->check(CLI::Range(1e-16, 0.5))
+      ->capture_default_str();
 
   tessera::app::AssembleOptions asm_opt;
   auto* acmd = app.add_subcommand(
