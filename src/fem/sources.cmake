@@ -25,6 +25,7 @@ target_sources(tessera PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/mesh_generators.cpp
   ${CMAKE_CURRENT_LIST_DIR}/h1_space.cpp
   ${CMAKE_CURRENT_LIST_DIR}/field_functions.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/refinement_transfer.cpp
   ${TESSERA_FEM_KERNEL_SOURCES})
 tessera_cuda_sources(${TESSERA_FEM_KERNEL_SOURCES})
 # The interpolation kernels launch up to 512 threads per block (interpolate.cpp,
