@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <fstream>
 #include <iomanip>
 #include <numbers>
@@ -200,7 +201,8 @@ std::vector<int> parse_orders(const std::string& s) {
   return o;
 }
 
-Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std::ostream& out, bool write) {
+Solved solve(const PoissonOptions& opt, const Mesh& mesh, const std::vector<const Mesh*>& coarser, const Exec& exec,
+             std::ostream& out, bool write) {
   Solved r;
   check_flat(mesh, opt.mesh);
   const auto t0 = Clock::now();
@@ -249,6 +251,7 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
     mo2.smoother.degree = opt.smoother_degree;
     mo2.coarse = parse_coarse_solver(opt.coarse);
     mo2.coarse_tol = opt.coarse_tol;
+    mo2.coarse_meshes = coarser;
     mgp = std::make_unique<Multigrid>(K, space, fixed, [](const H1Space& s) { return s.exterior_nodes(); }, mo2);
   } else {
     inv = C.inverse_diagonal();
@@ -275,8 +278,9 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const Exec& exec, std:
   if (mg) {
     const auto& t = mgp->timings();
     nlohmann::json lv = nlohmann::json::array();
-    for (const auto& L : mgp->levels()) lv.push_back({{"order", L.order}, {"dofs", L.dofs}, {"lambda_max", L.lambda_max}});
-    r.mg = {{"levels", lv}, {"coarse_solver", name(mgp->coarse_solver())}, {"smoother_degree", opt.smoother_degree},
+    for (const auto& L : mgp->levels())
+      lv.push_back({{"order", L.order}, {"elements", L.elements}, {"dofs", L.dofs}, {"lambda_max", L.lambda_max}});
+    r.mg = {{"levels", lv}, {"mesh_levels", coarser.size()}, {"coarse_solver", name(mgp->coarse_solver())}, {"smoother_degree", opt.smoother_degree},
             {"setup_levels_s", t.levels_s}, {"setup_smoothers_s", t.smoothers_s}, {"setup_transfers_s", t.transfers_s},
             {"setup_coarse_matrix_s", t.coarse_matrix_s}, {"setup_amg_s", t.coarse_setup_s},
             {"vcycles", t.cycles}, {"vcycle_s", t.vcycle_s}, {"coarse_s", t.coarse_s},
@@ -351,7 +355,7 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
   const Exec exec = Exec::parse(opt.backend);
   if (!opt.output.empty()) check_output(opt.output);
   std::vector<Solved> levels;
-  std::vector<fem::Mesh> meshes;
+  std::deque<fem::Mesh> meshes;  // a deque: the solver keeps pointers to its meshes
   const int nlev = opt.study > 0 ? opt.study + 1 : 1;
   if (!opt.json) {
     const char* problem = opt.rhs == "one"   ? "-lap u = 1, u = 0 on the boundary"
@@ -364,10 +368,18 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
   nlohmann::json runs = nlohmann::json::array();
   int rc = 0;
   for (int l = 0; l < nlev; ++l) {
+    // The refinement hierarchy: meshes[r] is the mesh refined r times; the coarser ones are
+    // multigrid's mesh levels (the last --mg-mesh-levels of them).
     const auto tm = Clock::now();
-    const fem::Mesh mesh = io::load_mesh(opt.mesh, opt.refine + l);
+    if (meshes.empty()) meshes.push_back(io::load_mesh(opt.mesh, 0));
+    while (int(meshes.size()) <= opt.refine + l) meshes.push_back(fem::refine_uniformly(meshes.back()));
+    const fem::Mesh& mesh = meshes[std::size_t(opt.refine + l)];
+    std::vector<const fem::Mesh*> coarser;
+    const int avail = opt.refine + l;
+    const int use = opt.mg_mesh_levels < 0 ? avail : std::min(avail, opt.mg_mesh_levels);
+    for (int r = avail - use; r < avail; ++r) coarser.push_back(&meshes[std::size_t(r)]);
     const double mesh_s = std::chrono::duration<double>(Clock::now() - tm).count();
-    Solved s = solve(opt, mesh, exec, out, l == nlev - 1);
+    Solved s = solve(opt, mesh, coarser, exec, out, l == nlev - 1);
     s.phases.list.insert(s.phases.list.begin(), {"mesh", mesh_s});
     levels.push_back(s);
     if (!s.converged) rc = 3;
@@ -407,8 +419,10 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
       if (l > 0 && opt.rhs != "one")
         out << "; rates L2 " << j["l2_rate"].get<double>() << ", H1 " << j["h1_rate"].get<double>();
       if (!s.mg.is_null()) {
-        out << "\n  multigrid: orders";
-        for (const auto& L : s.mg["levels"]) out << " " << L["order"].get<int>();
+        out << "\n  multigrid: levels (order/elements)";
+        for (const auto& L : s.mg["levels"]) out << " " << L["order"].get<int>() << "/" << L["elements"].get<index_t>();
+        if (s.mg["mesh_levels"].get<int>() == 0)
+          out << " (order levels alone: the mesh was not made by --refine, or --mg-mesh-levels is 0)";
         out << ", coarse " << s.mg["coarse_solver"].get<std::string>() << "; setup: levels "
             << s.mg["setup_levels_s"].get<double>() << " s, smoothers " << s.mg["setup_smoothers_s"].get<double>()
             << " s, transfers " << s.mg["setup_transfers_s"].get<double>() << " s, coarse matrix "

@@ -27,6 +27,7 @@ struct PoissonOptions {
   int smoother_degree = 2;                ///< Chebyshev degree of the multigrid smoother
   std::string coarse = "auto";            ///< auto | amg | cg
   double coarse_tol = 1e-6;               ///< relative tolerance of the CG coarse solve
+  int mg_mesh_levels = -1;                ///< coarser meshes of the --refine hierarchy used as levels (-1: all)
 };
 
 /// Solves, prints the report; returns 0, or 3 when CG did not converge.

@@ -310,6 +310,11 @@ int main(int argc, char** argv) {
                    "auto (amg when the build has hypre)")
       ->check(CLI::IsMember({"auto", "amg", "cg"}))
       ->capture_default_str();
+  pcmd->add_option("--mg-mesh-levels", pois.mg_mesh_levels,
+                   "Multigrid mesh levels: how many of the meshes that --refine made the mesh from serve as levels "
+                   "(order 1), finest first; -1: all")
+      ->check(CLI::Range(-1, 10))
+      ->capture_default_str();
   pcmd->add_option("--coarse-tol", pois.coarse_tol,
                    "Relative tolerance of the CG coarse solve (--coarse cg); the V-cycle is linear only up to it")
       ->check(CLI::Range(1e-16, 0.5))

@@ -8,6 +8,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/forall.hpp"
 #include "tessera/fem/assembly.hpp"
+#include "tessera/fem/refinement_transfer.hpp"
 #include "tessera/fem/transfer.hpp"
 #include "tessera/linalg/amg.hpp"
 
@@ -84,7 +85,16 @@ struct Multigrid::Impl {
     std::unique_ptr<Constrained> C;
     Array<index_t, 1> fixed;
     std::unique_ptr<linalg::ChebyshevSmoother> smoother;
-    std::unique_ptr<OrderTransfer> from_coarser;  // prolongation from the next (coarser) level
+    std::unique_ptr<OrderTransfer> from_coarser;         // prolongation from the next (coarser) level: order
+    std::unique_ptr<RefinementTransfer> h_from_coarser;  // or mesh
+    void restrict_to_coarser(View<const double, 1> r, View<double, 1> rc) const {
+      if (from_coarser) from_coarser->restrict_(r, rc);
+      else h_from_coarser->restrict_(r, rc);
+    }
+    void prolong_from_coarser(View<const double, 1> xc, View<double, 1> x) const {
+      if (from_coarser) from_coarser->prolong(xc, x);
+      else h_from_coarser->prolong(xc, x);
+    }
     mutable Array<double, 1> b, x, t;             // right-hand side, iterate, work
   };
   Exec exec;
@@ -130,10 +140,10 @@ void Multigrid::Impl::cycle(std::size_t l, View<const double, 1> b, View<double,
   L.smoother->apply(b, x);  // pre-smoothing
   L.C->apply(x, L.t.view());
   md::residual(exec, b, L.t.view());
-  L.from_coarser->restrict_(L.t.cview(), Lc.b.view());
+  L.restrict_to_coarser(L.t.cview(), Lc.b.view());
   md::zero_entries(exec, Lc.fixed.cview(), Lc.b.view());
   cycle(l + 1, Lc.b.cview(), Lc.x.view());
-  L.from_coarser->prolong(Lc.x.cview(), L.t.view());
+  L.prolong_from_coarser(Lc.x.cview(), L.t.view());
   md::zero_entries(exec, L.fixed.cview(), L.t.view());
   md::add_to(exec, L.t.cview(), x);
   L.smoother->apply(b, x);  // post-smoothing: the same polynomial, so the cycle is symmetric
@@ -164,6 +174,16 @@ Multigrid::Multigrid(const H1Operator& fine, const H1Space& fine_space, const st
   auto t0 = std::chrono::steady_clock::now();
   OperatorOptions oo = fine.options();
   oo.degree = -1;  // each order its default rule of the fine operator's type
+  TESSERA_REQUIRE(options.coarse_meshes.empty() || orders.back() == 1,
+                  "fem::Multigrid: with coarse meshes the orders must end at 1 (the mesh levels are order 1), got ",
+                  orders.back());
+  // the mesh of each level: the fine mesh for the orders, then the coarser meshes
+  std::vector<const Mesh*> level_mesh(orders.size(), &fine_space.mesh());
+  for (auto it = options.coarse_meshes.rbegin(); it != options.coarse_meshes.rend(); ++it) {
+    TESSERA_REQUIRE(*it != nullptr, "fem::Multigrid: a coarse mesh is null");
+    level_mesh.push_back(*it);
+    orders.push_back(1);
+  }
   for (std::size_t l = 0; l < orders.size(); ++l) {
     Impl::Level L;
     std::vector<index_t> fixed;
@@ -172,7 +192,7 @@ Multigrid::Multigrid(const H1Operator& fine, const H1Space& fine_space, const st
       L.op = &fine;
       fixed = fine_constrained;
     } else {
-      L.own_space = std::make_unique<H1Space>(fine_space.mesh(), orders[l], fine_space.components());
+      L.own_space = std::make_unique<H1Space>(*level_mesh[l], orders[l], fine_space.components());
       L.space = L.own_space.get();
       fixed = constrained_of(*L.space);
       if (l + 1 < orders.size()) {
@@ -199,8 +219,13 @@ Multigrid::Multigrid(const H1Operator& fine, const H1Space& fine_space, const st
   }
   m.timings.smoothers_s = md::seconds_since(t0);
   t0 = std::chrono::steady_clock::now();
-  for (std::size_t l = 0; l + 1 < m.levels.size(); ++l)
-    m.levels[l].from_coarser = std::make_unique<OrderTransfer>(*m.levels[l + 1].space, *m.levels[l].space, m.exec);
+  for (std::size_t l = 0; l + 1 < m.levels.size(); ++l) {
+    if (level_mesh[l] == level_mesh[l + 1])
+      m.levels[l].from_coarser = std::make_unique<OrderTransfer>(*m.levels[l + 1].space, *m.levels[l].space, m.exec);
+    else
+      m.levels[l].h_from_coarser =
+          std::make_unique<RefinementTransfer>(*m.levels[l + 1].space, *m.levels[l].space, m.exec);
+  }
   m.timings.transfers_s = md::seconds_since(t0);
   // The coarsest level: its matrix assembled, the constraints eliminated.
   t0 = std::chrono::steady_clock::now();
@@ -225,7 +250,7 @@ Multigrid::Multigrid(const H1Operator& fine, const H1Space& fine_space, const st
     m.timings.coarse_setup_s = md::seconds_since(t0);
   }
   for (std::size_t l = 0; l < m.levels.size(); ++l)
-    m.info.push_back(MultigridLevel{orders[l], m.levels[l].space->num_dofs(),
+    m.info.push_back(MultigridLevel{orders[l], level_mesh[l]->num_elements(), m.levels[l].space->num_dofs(),
                                     m.levels[l].smoother ? m.levels[l].smoother->lambda_max() : 0.0});
 }
 

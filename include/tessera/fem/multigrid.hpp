@@ -19,7 +19,10 @@
 /// relative tolerance (CoarseSolver::Cg: linear up to that tolerance). Pre- and post-smoothing
 /// with the same polynomial keep the V-cycle symmetric, so it serves inside CG.
 ///
-/// Mesh (h) levels are not built: every level has the fine mesh.
+/// Mesh (h) levels: with MultigridOptions::coarse_meshes (the meshes that uniform refinement
+/// made the fine mesh from, coarsest first), the p = 1 level of the fine mesh is followed by
+/// the p = 1 spaces of those meshes, finest to coarsest, with RefinementTransfer between
+/// consecutive ones; the coarsest mesh's p = 1 matrix is then the assembled level.
 
 #include <functional>
 #include <memory>
@@ -27,6 +30,7 @@
 #include <vector>
 
 #include "tessera/fem/h1_space.hpp"
+#include "tessera/fem/mesh.hpp"
 #include "tessera/fem/operator.hpp"
 #include "tessera/linalg/krylov.hpp"
 
@@ -48,6 +52,10 @@ struct MultigridOptions {
   /// Orders of the levels, fine to coarse, starting with the fine space's order and
   /// decreasing (e.g. {4, 2, 1}); empty: p, ceil(p / 2), ..., 1.
   std::vector<int> orders;
+  /// Coarser meshes for mesh (h) levels, coarsest first: refine_uniformly of the last one must
+  /// be the fine space's mesh, and of each one the next (checked: RefinementTransfer throws
+  /// otherwise). Empty: the order levels alone. The meshes must outlive the Multigrid.
+  std::vector<const Mesh*> coarse_meshes;
   /// Smoothing on every level but the coarsest (degree, range, eigenvalue estimate).
   linalg::ChebyshevOptions smoother;
   CoarseSolver coarse = CoarseSolver::Auto;
@@ -71,6 +79,7 @@ struct MultigridTimings {
 /// One level as reported by Multigrid::levels().
 struct MultigridLevel {
   int order = 0;
+  index_t elements = 0;  ///< elements of the level's mesh
   index_t dofs = 0;
   double lambda_max = 0;  ///< the smoother's estimate (0 on the coarsest level)
 };
