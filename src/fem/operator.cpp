@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
+#include <vector>
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/forall.hpp"
@@ -70,6 +72,121 @@ void element_diagonal(const Exec& exec, OperatorKind kind, const GeometricFactor
     }
     for (int c = 0; c < comps; ++c) d(e, c, i) = s;
   });
+}
+
+int ipow(int b, int e) {
+  int r = 1;
+  while (e-- > 0) r *= b;
+  return r;
+}
+
+/// Per pair of directions (a, b), a <= b, in the packed order of GeometricFactors::D (mass: one
+/// pair): the offset of a stage's 1-D table (B1^2, B1 G1 or G1^2) and the pair's factor.
+struct DiagonalPairs {
+  index_t table[6];
+  double scale[6];
+};
+
+/// One stage of the sum-factorized diagonal on a chunk of ce elements and P pairs: the
+/// contraction of the point index k of one direction of X(e, p, l, k, r) (element stride xs,
+/// pair stride xp; l < L, k < m, r < R) with the pair's 1-D table M_p(k, i) (m x n, row-major):
+/// Y(e, p, l, i, r) = sum_k X(e, p, l, k, r) M_p(k, i), Y contiguous. The directions are
+/// contracted from the slowest (z) to the fastest (x): l runs over the node indices of the
+/// directions done (slow), r over the point indices of those to do (fast), so the last stage
+/// (R = 1) leaves the nodes in lexicographic order.
+void diagonal_stage(const Exec& exec, index_t ce, int P, const double* x, index_t xs, index_t xp, int L, int m, int R,
+                    const double* tab, DiagonalPairs pairs, int n, double* y) {
+  const index_t yp = index_t(L) * n * R, ys = P * yp;
+  // one output per index (adjacent GPU threads: adjacent r, coalesced), the sum in a register
+  forall("fem/operator_diagonal_stage", exec, Bounds<5>{ce, P, L, n, R},
+         TESSERA_LAMBDA(int e, int p, int l, int i, int r) {
+           const double* xe = x + e * xs + p * xp + index_t(l) * m * R + r;
+           const double* M = tab + pairs.table[p] + i;
+           double s = 0;
+           for (int k = 0; k < m; ++k) s += M[k * n] * xe[index_t(k) * R];
+           y[e * ys + p * yp + (index_t(l) * n + i) * R + r] = s;
+         });
+}
+
+/// The last stage (direction x, R = 1), summed over the pairs with their factors, into
+/// d(e0 + e, 0, l n + i) of the element diagonals.
+void diagonal_last_stage(const Exec& exec, index_t ce, index_t e0, int P, const double* x, index_t xs, index_t xp,
+                         int L, int m, const double* tab, DiagonalPairs pairs, int n, View<double, 3> d) {
+  forall("fem/operator_diagonal_last", exec, Bounds<3>{ce, L, n}, TESSERA_LAMBDA(int e, int l, int i) {
+    double s = 0;
+    for (int p = 0; p < P; ++p) {
+      const double* xe = x + e * xs + p * xp + index_t(l) * m;
+      const double* M = tab + pairs.table[p];
+      double sp = 0;
+      for (int k = 0; k < m; ++k) sp += xe[k] * M[k * n + i];
+      s += pairs.scale[p] * sp;
+    }
+    d(e0 + e, 0, l * n + i) = s;
+  });
+}
+
+/// Element diagonals on quadrilaterals and hexahedra (tensor-product basis and rule) by sum
+/// factorization. With T_ad = G1 (the 1-D derivative table) if d == a else B1 (values),
+/// grad phi_i at q has the components A_a = prod_d T_ad(q_d, i_d), so
+///   diag(i) = sum_{a, b} sum_q D_ab(q) prod_d T_ad(q_d, i_d) T_bd(q_d, i_d),
+/// for each pair a <= b (twice for a < b) a contraction of D_ab(e, q) with the 1-D tables
+/// M_d = T_ad T_bd (B1^2, B1 G1 or G1^2), one direction per stage (one launch for all pairs);
+/// mass: one pair, w det J and B1^2. O(dim^2 (m^dim n + ... + m n^dim)) per element instead of
+/// O(n^dim m^dim dim^2), for n = p + 1 nodes and m points per direction. Elements in chunks
+/// (temporaries of at most 2 x 32 MB on the GPU, 2 x 2 MB on the CPU, where they stay in
+/// cache). `tables1d`: (3, m, n) B1^2, B1 G1, G1^2 in exec's space.
+void tensor_element_diagonal(const Exec& exec, OperatorKind kind, const GeometricFactors& gf,
+                             const Array<double, 3>& tables1d, View<double, 3> d) {
+  const int dim = gf.dim, comps = static_cast<int>(d.extent(1)), nd = static_cast<int>(d.extent(2));
+  const int m = static_cast<int>(tables1d.extent(1)), n = static_cast<int>(tables1d.extent(2));
+  const index_t ne = gf.num_elements;
+  const int nq = gf.num_points;
+  TESSERA_REQUIRE((dim == 2 || dim == 3) && ipow(m, dim) == nq && ipow(n, dim) == nd, "fem::H1Operator::diagonal: ",
+                  nq, " points and ", nd, " nodes per element are not the tensor products of ", m, " and ", n,
+                  " in ", dim, " dimensions");
+  const bool mass = kind == OperatorKind::Mass;
+  const int P = mass ? 1 : num_packed_symmetric(dim);
+  // the pairs in D's packed order (a <= b, row by row), each stage's table
+  DiagonalPairs stage[3];
+  for (int s = 0; s < dim; ++s) {
+    int p = 0;
+    for (int a = 0; a < (mass ? 1 : dim); ++a)
+      for (int b = a; b < (mass ? 1 : dim); ++b, ++p) {
+        const int t = mass ? 0 : int(s == a) + int(s == b);  // B1^2, B1 G1 or G1^2
+        stage[s].table[p] = index_t(t) * m * n;
+        stage[s].scale[p] = mass || a == b ? 1.0 : 2.0;
+      }
+  }
+  // largest intermediate per pair (after the stages of directions dim - 1 .. s): n^(dim - s) m^s
+  index_t tmp = 1;
+  for (int s = dim - 1; s >= 1; --s) tmp = std::max<index_t>(tmp, index_t(ipow(n, dim - s)) * ipow(m, s));
+  tmp *= P;
+  const index_t budget = exec.on_device() ? index_t(32) << 20 : index_t(2) << 20;  // bytes per buffer
+  const index_t chunk = std::clamp<index_t>(budget / (tmp * index_t(sizeof(double))), 1, std::max<index_t>(ne, 1));
+  Array<double, 1> t0("operator_diagonal_t0", {chunk * tmp}, exec.space());
+  Array<double, 1> t1("operator_diagonal_t1", {chunk * tmp}, exec.space());
+  double* buf[2] = {t0.data(), t1.data()};
+  const double* tab = tables1d.data();
+  const double* src = mass ? gf.wdetJ.data() : gf.D.data();
+  const index_t src_stride = index_t(P) * nq;
+  for (index_t e0 = 0; e0 < ne; e0 += chunk) {
+    const index_t ce = std::min(chunk, ne - e0);
+    const double* x = src + e0 * src_stride;
+    index_t xs = src_stride, xp = nq;
+    int L = 1;
+    for (int s = dim - 1; s >= 1; --s) {
+      double* y = buf[s % 2];
+      diagonal_stage(exec, ce, P, x, xs, xp, L, m, ipow(m, s), tab, stage[s], n, y);
+      x = y;
+      L *= n;
+      xp = index_t(L) * ipow(m, s);
+      xs = P * xp;
+    }
+    diagonal_last_stage(exec, ce, e0, P, x, xs, xp, L, m, tab, stage[0], n, d);
+  }
+  if (comps > 1)
+    forall("fem/operator_diagonal_components", exec, Bounds<3>{ne, comps - 1, nd},
+           TESSERA_LAMBDA(index_t e, index_t c, index_t i) { d(e, c + 1, i) = d(e, 0, i); });
 }
 
 void fill(const Exec& exec, View<double, 1> y, double v) {
@@ -243,7 +360,11 @@ void H1Operator::set_elements_per_block(int epb) {
   opt_.elements_per_block = epb;
 }
 
-Array<double, 1> H1Operator::diagonal() const {
+Array<double, 1> H1Operator::diagonal() const { return diagonal(true); }
+
+Array<double, 1> operator_detail::naive_diagonal(const H1Operator& A) { return A.diagonal(false); }
+
+Array<double, 1> H1Operator::diagonal(bool sum_factorized) const {
   Array<double, 1> d("operator_diagonal", {n_}, exec_.space());
   const bool mass = kind_ == OperatorKind::Mass;
   const auto flag = mass ? GeometricFactorFlags::WDetJ : GeometricFactorFlags::D;
@@ -255,7 +376,27 @@ Array<double, 1> H1Operator::diagonal() const {
     // the once-per-solve diagonal and released.
     const bool have = mass ? part.gf.wdetJ.size() > 0 : part.gf.D.size() > 0;
     const GeometricFactors gf = have ? part.gf : geometric_factors(*mesh_, part.interp.geometry(), part.rule, exec_, flag);
-    od::element_diagonal(exec_, kind_, gf, part.B, part.G, de.view());
+    const Geometry g = part.interp.geometry();
+    if (sum_factorized && is_tensor(g)) {
+      // the 1-D tables at the rule's 1-D points (the rule is a tensor product, x fastest, as
+      // the Interpolator checked), as products B1^2, B1 G1, G1^2: (3, m, n)
+      const QuadratureRule rule = part.rule.to_host();
+      const int m = rule.n1d;
+      std::vector<double> x1(static_cast<std::size_t>(m));
+      for (int k = 0; k < m; ++k) x1[std::size_t(k)] = rule.points(k, 0);
+      const BasisTables1D t = tabulate(H1Basis(g, part.interp.order()).basis_1d(), std::span<const double>(x1));
+      const int n = static_cast<int>(t.B.extent(1));
+      Array<double, 3> tab("operator_diagonal_tables", {3, m, n});
+      for (int k = 0; k < m; ++k)
+        for (int i = 0; i < n; ++i) {
+          tab(0, k, i) = t.B(k, i) * t.B(k, i);
+          tab(1, k, i) = t.B(k, i) * t.G(k, i);
+          tab(2, k, i) = t.G(k, i) * t.G(k, i);
+        }
+      od::tensor_element_diagonal(exec_, kind_, gf, exec_.on_device() ? tab.to_device() : tab, de.view());
+    } else {
+      od::element_diagonal(exec_, kind_, gf, part.B, part.G, de.view());
+    }
     r.scatter_add(de.cview(), d.view());
   }
   return d;

@@ -301,6 +301,55 @@ TEST_P(OperatorTest, EqualsAssembledMatricesAndDiagonals) {
             }
 }
 
+/// The sum-factorized diagonal() of quadrilaterals and hexahedra equals the element-by-element
+/// loop over every point and table entry (operator_detail::naive_diagonal) entry by entry to
+/// 1e-12 relative (every entry is positive): the same sums in another order.
+void expect_diagonal_equals_naive(const H1Space& space, OperatorKind kind, const Exec& exec,
+                                  const OperatorOptions& opt, double* worst) {
+  const H1Operator A(space, kind, exec, opt);
+  const auto d = to_vector(A.diagonal());
+  const auto ref = to_vector(operator_detail::naive_diagonal(A));
+  ASSERT_EQ(d.size(), ref.size());
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    ASSERT_GT(ref[i], 0.0) << "diagonal " << i;
+    ASSERT_NEAR(d[i], ref[i], 1e-12 * ref[i]) << "diagonal " << i;
+    *worst = std::max(*worst, std::abs(d[i] - ref[i]) / ref[i]);
+  }
+}
+
+TEST_P(OperatorTest, SumFactorizedDiagonalEqualsTheNaiveOne) {
+  // perturbed quadrilaterals and hexahedra (the generator moves the interior vertices), orders
+  // 1..5, Gauss and Gauss-Lobatto rules with the default number of points and the fewest that
+  // the operator accepts (Gauss diffusion: p points per direction, fewer than the p + 1 nodes;
+  // Gauss-Lobatto mass: p + 2), stored and on-the-fly geometry, 1 and 3 components
+  double worst = 0;
+  for (const char* spec : {"box:quad:3x3:perturb=0.2", "box:hex:3x3x3:perturb=0.2"}) {
+    const Mesh mesh = generate_mesh(spec);
+    for (int p = 1; p <= 5; ++p)
+      for (int comps : {1, 3}) {
+        const H1Space space(mesh, p, comps);
+        for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion})
+          for (QuadratureType type : {QuadratureType::Gauss, QuadratureType::GaussLobatto})
+            for (bool fewest : {false, true})
+              for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
+                const bool mass = kind == OperatorKind::Mass;
+                OperatorOptions opt;
+                opt.quadrature = type;
+                opt.geometry = gs;
+                // Gauss-Lobatto mass needs degree 2p (the default 2p - 1 is refused)
+                if (fewest) opt.degree = mass ? 2 * p : std::max(0, 2 * p - 2);
+                else if (mass && type == QuadratureType::GaussLobatto) opt.degree = 2 * p + 2;
+                SCOPED_TRACE(std::string(spec) + " " + name(kind) + " p=" + std::to_string(p) + " c=" +
+                             std::to_string(comps) + " " + name(type) + " degree " + std::to_string(opt.degree) +
+                             " " + name(gs));
+                expect_diagonal_equals_naive(space, kind, exec(), opt, &worst);
+                if (HasFatalFailure()) return;
+              }
+      }
+  }
+  std::printf("largest relative difference from the naive diagonal: %.2e\n", worst);
+}
+
 TEST_P(OperatorTest, GaussLobattoCollocatedDiffusionEqualsAssembled) {
   // BP5/BP6: q = p + 1 Gauss-Lobatto points (the basis nodes), exact for diffusion on affine
   // elements only; both geometry sources, scalar and 3 components.

@@ -72,6 +72,15 @@ struct OperatorOptions {
   int elements_per_item = 0;
 };
 
+class H1Operator;
+
+namespace operator_detail {
+/// H1Operator::diagonal() by the element-by-element loop over every point and table entry
+/// (O(nd nq dim^2) per element) on every geometry, also on quadrilaterals and hexahedra, where
+/// diagonal() sum-factorizes: the reference of the tests.
+Array<double, 1> naive_diagonal(const H1Operator& A);
+}  // namespace operator_detail
+
 /// A matrix-free operator on the global vectors of an H1Space (see the file comment).
 class H1Operator {
  public:
@@ -111,10 +120,16 @@ class H1Operator {
   std::string tuning_key(bool element = false) const;
   void set_elements_per_block(int epb);
   void set_elements_per_item(int k);
-  /// The diagonal of A (computed element by element from the basis tables, not assembled).
+  /// The diagonal of A (computed element by element, not assembled): on quadrilaterals and
+  /// hexahedra by sum factorization (per pair of directions a <= b, D_ab at the points
+  /// contracted with products of the 1-D value and derivative tables, one direction at a
+  /// time), on triangles and tetrahedra from the basis tables at every point.
   Array<double, 1> diagonal() const;
 
  private:
+  friend Array<double, 1> operator_detail::naive_diagonal(const H1Operator& A);
+  Array<double, 1> diagonal(bool sum_factorized) const;
+
   struct Part {
     Interpolator interp;
     QuadratureRule rule;
