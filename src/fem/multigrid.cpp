@@ -136,8 +136,7 @@ void Multigrid::Impl::cycle(std::size_t l, View<const double, 1> b, View<double,
   if (l + 1 == levels.size()) return coarse_solve(b, x);
   const Level& L = levels[l];
   const Level& Lc = levels[l + 1];
-  md::set_zero(exec, x);
-  L.smoother->apply(b, x);  // pre-smoothing
+  L.smoother->apply(b, x, true);  // pre-smoothing from x = 0 (one apply fewer)
   L.C->apply(x, L.t.view());
   md::residual(exec, b, L.t.view());
   L.restrict_to_coarser(L.t.cview(), Lc.b.view());

@@ -356,7 +356,7 @@ ChebyshevSmoother::ChebyshevSmoother(LinearOperator A, Array<double, 1> inv_diag
   d_ = Array<double, 1>("chebyshev_d", {n_}, exec_.space());
 }
 
-void ChebyshevSmoother::apply(View<const double, 1> b, View<double, 1> x) const {
+void ChebyshevSmoother::apply(View<const double, 1> b, View<double, 1> x, bool zero_guess) const {
   TESSERA_REQUIRE(b.size() == n_ && x.size() == n_, "linalg::ChebyshevSmoother::apply: b has ", b.size(),
                   " entries and x ", x.size(), ", expected ", n_);
   // Chebyshev semi-iteration (Saad, Iterative Methods for Sparse Linear Systems, Alg. 12.1),
@@ -368,7 +368,15 @@ void ChebyshevSmoother::apply(View<const double, 1> b, View<double, 1> x) const 
   double rho = 1.0 / sigma;
   const auto inv = inv_diag_.cview();
   for (int k = 0; k < opt_.degree; ++k) {
-    A_(View<const double, 1>(x), Ax_.view());
+    if (k == 0 && zero_guess) {  // x = 0: A x = 0, and the step overwrites x
+      auto ax = Ax_.view();
+      forall("linalg/chebyshev_zero", exec_, n_, TESSERA_LAMBDA(index_t i) {
+        ax(i) = 0;
+        x(i) = 0;
+      });
+    } else {
+      A_(View<const double, 1>(x), Ax_.view());
+    }
     if (k == 0) {
       kd::chebyshev_step(exec_, inv, b, Ax_.cview(), d_.view(), x, 0.0, 1.0 / theta, true);
       continue;

@@ -128,7 +128,10 @@ class ChebyshevSmoother {
 
   /// x <- x + p(D^-1 A) D^-1 (b - A x) (see the class comment). b and x have size() entries in
   /// exec's memory space and do not overlap; throws tessera::Error naming the sizes otherwise.
-  void apply(View<const double, 1> b, View<double, 1> x) const;
+  ///
+  /// With `zero_guess` the input x is taken as 0 whatever it holds (it is overwritten): the
+  /// first step then needs no apply of A, so the smoothing costs degree - 1 applies.
+  void apply(View<const double, 1> b, View<double, 1> x, bool zero_guess = false) const;
 
   index_t size() const { return n_; }            ///< number of rows
   double lambda_max() const { return lambda_; }  ///< the eigenvalue estimate of D^-1 A
