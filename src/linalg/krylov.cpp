@@ -156,10 +156,18 @@ CgResult pcg_general(const LinearOperator& A, const LinearOperator& M, View<cons
     res.converged = true;
     return res;
   }
-  A(x, Apv);
-  forall("linalg/pcg_residual", exec, n, TESSERA_LAMBDA(index_t i) { rv(i) = b(i) - Apv(i); });
-  M(r.cview(), zv);
-  double rz = dot(exec, r.cview(), z.cview());
+  // From x = 0 (checked by one reduction) r = b and z = M b are known: no apply of A or M.
+  const View<const double, 1> xc = x;
+  const bool zero_start = dot(exec, xc, xc) == 0;
+  double rz = bnorm2;
+  if (zero_start) {
+    forall("linalg/pcg_residual", exec, n, TESSERA_LAMBDA(index_t i) { rv(i) = b(i); });
+  } else {
+    A(x, Apv);
+    forall("linalg/pcg_residual", exec, n, TESSERA_LAMBDA(index_t i) { rv(i) = b(i) - Apv(i); });
+    M(r.cview(), zv);
+    rz = dot(exec, r.cview(), z.cview());
+  }
   if (!(rz >= 0)) {
     res.breakdown = true;
     res.rel_residual = std::numeric_limits<double>::quiet_NaN();

@@ -62,7 +62,8 @@ struct CgResult {
 ///
 /// Per iteration: one apply of A and of M, one reduction (p^T A p), one pass updating x and
 /// r, one reduction (r^T z) and one pass for p. With M empty the identity is fused into the
-/// passes (no z vector).
+/// passes (no z vector). Set-up: one apply of M for b^T M b, and, unless x = 0 on entry
+/// (one reduction checks), one apply of A and one of M for the initial residual.
 CgResult pcg(const LinearOperator& A, const LinearOperator& M, View<const double, 1> b, View<double, 1> x,
              const Exec& exec, const CgOptions& options = {});
 
