@@ -179,9 +179,15 @@ void check_flat(const Mesh& mesh, const std::string& name) {
                       "groups at all)");
 }
 
-/// --mg-orders "4,2,1" (empty: the default levels).
-std::vector<int> parse_orders(const std::string& s) {
+/// --mg-orders: "halve" or "" (the default levels p, ceil(p / 2), ..., 1), "step" (p, p - 1,
+/// ..., 1) or a list "4,2,1".
+std::vector<int> parse_orders(const std::string& s, int p) {
   std::vector<int> o;
+  if (s.empty() || s == "halve") return o;
+  if (s == "step") {
+    for (int k = p; k >= 1; --k) o.push_back(k);
+    return o;
+  }
   std::size_t at = 0;
   while (at < s.size()) {
     const std::size_t comma = std::min(s.find(',', at), s.size());
@@ -247,7 +253,7 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const std::vector<cons
   std::unique_ptr<Multigrid> mgp;
   if (mg) {
     MultigridOptions mo2;
-    mo2.orders = parse_orders(opt.mg_orders);
+    mo2.orders = parse_orders(opt.mg_orders, opt.order);
     mo2.smoother.degree = opt.smoother_degree;
     mo2.coarse = parse_coarse_solver(opt.coarse);
     mo2.coarse_tol = opt.coarse_tol;

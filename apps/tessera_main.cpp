@@ -301,7 +301,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"mg", "jacobi"}))
       ->capture_default_str();
   pcmd->add_option("--mg-orders", pois.mg_orders,
-                   "Multigrid orders, fine to coarse (e.g. 4,2,1); default p, ceil(p/2), ..., 1");
+                   "Multigrid orders, fine to coarse: halve (p, ceil(p/2), ..., 1; the default), step (p, p-1, "
+                   "..., 1) or a list such as 4,2,1");
   pcmd->add_option("--smoother-degree", pois.smoother_degree, "Chebyshev smoother degree (multigrid)")
       ->check(CLI::Range(1, 20))
       ->capture_default_str();
