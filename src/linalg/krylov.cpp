@@ -48,6 +48,23 @@ std::string breakdown_rz(int it, double rz) {
                         " (must be >= 0): the preconditioner is not positive definite");
 }
 
+/// The checks of b^T M b before the first iteration: a negative value or NaN is a breakdown,
+/// and b = 0 gives x = 0 (converged); true when the solve ends there (res says how).
+bool finished_at_start(double bnorm2, const Exec& exec, View<double, 1> x, CgResult& res) {
+  if (!(bnorm2 >= 0)) {
+    res.breakdown = true;
+    res.rel_residual = std::numeric_limits<double>::quiet_NaN();
+    res.message = breakdown_rz(0, bnorm2) + " (b^T M b)";
+    return true;
+  }
+  if (bnorm2 == 0) {
+    fill(exec, x, 0.0);
+    res.converged = true;
+    return true;
+  }
+  return false;
+}
+
 /// CG with a preconditioner that acts entry by entry (z_i = scale(i, r_i)), fused: no z vector,
 /// z recomputed where it is used, r^T z reduced in the pass that updates r, x updated in the
 /// pass that updates p (it still reads the old p). Records the coefficients when `coef` is set.
@@ -60,18 +77,8 @@ CgResult pcg_fused(const LinearOperator& A, const Scale& scale, View<const doubl
   CgResult res;
   const double bnorm2 = transform_reduce(
       "linalg/cg_bnorm", exec, n, 0.0, TESSERA_LAMBDA(index_t i) { return b(i) * scale(i, b(i)); }, Plus{});
-  if (!(bnorm2 >= 0)) {
-    res.breakdown = true;
-    res.rel_residual = std::numeric_limits<double>::quiet_NaN();
-    res.message = breakdown_rz(0, bnorm2) + " (b^T M b)";
-    return res;
-  }
+  if (finished_at_start(bnorm2, exec, x, res)) return res;
   const double bnorm = std::sqrt(bnorm2);
-  if (bnorm == 0) {
-    fill(exec, x, 0.0);
-    res.converged = true;
-    return res;
-  }
   A(x, Apv);
   double rz = transform_reduce(
       "linalg/cg_init", exec, n, 0.0,
@@ -144,18 +151,8 @@ CgResult pcg_general(const LinearOperator& A, const LinearOperator& M, View<cons
   CgResult res;
   M(b, zv);
   const double bnorm2 = dot(exec, b, z.cview());
-  if (!(bnorm2 >= 0)) {
-    res.breakdown = true;
-    res.rel_residual = std::numeric_limits<double>::quiet_NaN();
-    res.message = breakdown_rz(0, bnorm2) + " (b^T M b)";
-    return res;
-  }
+  if (finished_at_start(bnorm2, exec, x, res)) return res;
   const double bnorm = std::sqrt(bnorm2);
-  if (bnorm == 0) {
-    fill(exec, x, 0.0);
-    res.converged = true;
-    return res;
-  }
   // From x = 0 (checked by one reduction) r = b and z = M b are known: no apply of A or M.
   const View<const double, 1> xc = x;
   const bool zero_start = dot(exec, xc, xc) == 0;
