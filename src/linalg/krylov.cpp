@@ -48,15 +48,26 @@ std::string breakdown_rz(int it, double rz) {
                         " (must be >= 0): the preconditioner is not positive definite");
 }
 
+/// Records a breakdown when r^T M r is negative or NaN at iteration `it`; true if it did.
+bool rz_breaks(double rz, int it, CgResult& res, const char* what = "") {
+  if (rz >= 0) return false;
+  res.breakdown = true;
+  res.rel_residual = std::numeric_limits<double>::quiet_NaN();
+  res.message = breakdown_rz(it, rz) + what;
+  return true;
+}
+/// Records a breakdown when p^T A p is not positive at iteration `it`; true if it did.
+bool pAp_breaks(double pAp, int it, CgResult& res) {
+  if (pAp > 0) return false;
+  res.breakdown = true;
+  res.message = breakdown_pAp(it, pAp);
+  return true;
+}
+
 /// The checks of b^T M b before the first iteration: a negative value or NaN is a breakdown,
 /// and b = 0 gives x = 0 (converged); true when the solve ends there (res says how).
 bool finished_at_start(double bnorm2, const Exec& exec, View<double, 1> x, CgResult& res) {
-  if (!(bnorm2 >= 0)) {
-    res.breakdown = true;
-    res.rel_residual = std::numeric_limits<double>::quiet_NaN();
-    res.message = breakdown_rz(0, bnorm2) + " (b^T M b)";
-    return true;
-  }
+  if (rz_breaks(bnorm2, 0, res, " (b^T M b)")) return true;
   if (bnorm2 == 0) {
     fill(exec, x, 0.0);
     res.converged = true;
@@ -90,21 +101,12 @@ CgResult pcg_fused(const LinearOperator& A, const Scale& scale, View<const doubl
         return ri * zi;
       },
       Plus{});
-  if (!(rz >= 0)) {
-    res.breakdown = true;
-    res.rel_residual = std::numeric_limits<double>::quiet_NaN();
-    res.message = breakdown_rz(0, rz);
-    return res;
-  }
+  if (rz_breaks(rz, 0, res)) return res;
   res.rel_residual = std::sqrt(rz) / bnorm;
   for (int it = 0; it < opt.max_iters && res.rel_residual > opt.rel_tol; ++it) {
     A(p.cview(), Apv);
     const double pAp = dot(exec, p.cview(), Ap.cview());
-    if (!(pAp > 0)) {
-      res.breakdown = true;
-      res.message = breakdown_pAp(it + 1, pAp);
-      break;
-    }
+    if (pAp_breaks(pAp, it + 1, res)) break;
     const double alpha = rz / pAp;
     // r -= alpha A p, with r^T z reduced in the same pass
     const double rz_new = transform_reduce(
@@ -127,12 +129,7 @@ CgResult pcg_fused(const LinearOperator& A, const Scale& scale, View<const doubl
       pv(i) = scale(i, rv(i)) + beta * pi;
     });
     res.iterations = it + 1;
-    if (!(rz_new >= 0)) {
-      res.breakdown = true;
-      res.rel_residual = std::numeric_limits<double>::quiet_NaN();
-      res.message = breakdown_rz(it + 1, rz_new);
-      break;
-    }
+    if (rz_breaks(rz_new, it + 1, res)) break;
     rz = rz_new;
     res.rel_residual = std::sqrt(rz) / bnorm;
     if (opt.monitor) opt.monitor(res.iterations, res.rel_residual);
@@ -165,22 +162,13 @@ CgResult pcg_general(const LinearOperator& A, const LinearOperator& M, View<cons
     M(r.cview(), zv);
     rz = dot(exec, r.cview(), z.cview());
   }
-  if (!(rz >= 0)) {
-    res.breakdown = true;
-    res.rel_residual = std::numeric_limits<double>::quiet_NaN();
-    res.message = breakdown_rz(0, rz);
-    return res;
-  }
+  if (rz_breaks(rz, 0, res)) return res;
   forall("linalg/pcg_first_direction", exec, n, TESSERA_LAMBDA(index_t i) { pv(i) = zv(i); });
   res.rel_residual = std::sqrt(rz) / bnorm;
   for (int it = 0; it < opt.max_iters && res.rel_residual > opt.rel_tol; ++it) {
     A(p.cview(), Apv);
     const double pAp = dot(exec, p.cview(), Ap.cview());
-    if (!(pAp > 0)) {
-      res.breakdown = true;
-      res.message = breakdown_pAp(it + 1, pAp);
-      break;
-    }
+    if (pAp_breaks(pAp, it + 1, res)) break;
     const double alpha = rz / pAp;
     forall("linalg/pcg_update", exec, n, TESSERA_LAMBDA(index_t i) {
       x(i) += alpha * pv(i);
@@ -189,12 +177,7 @@ CgResult pcg_general(const LinearOperator& A, const LinearOperator& M, View<cons
     res.iterations = it + 1;
     M(r.cview(), zv);
     const double rz_new = dot(exec, r.cview(), z.cview());
-    if (!(rz_new >= 0)) {
-      res.breakdown = true;
-      res.rel_residual = std::numeric_limits<double>::quiet_NaN();
-      res.message = breakdown_rz(it + 1, rz_new);
-      break;
-    }
+    if (rz_breaks(rz_new, it + 1, res)) break;
     const double beta = rz_new / rz;
     rz = rz_new;
     forall("linalg/pcg_direction", exec, n, TESSERA_LAMBDA(index_t i) { pv(i) = zv(i) + beta * pv(i); });
