@@ -20,14 +20,8 @@ ElementPoints element_points(const Mesh& mesh, Geometry g, const Array<double, 2
   const int d = fem::dim(g), nv = fem::num_vertices(g), sd = mesh.space_dim();
   TESSERA_REQUIRE(ref.extent(1) == d, "fem::element_points: the points have ", ref.extent(1), " coordinates, a ",
                   name(g), " needs ", d);
-  const std::vector<index_t> elems = mesh.elements_of(g);
-  const index_t ne = static_cast<index_t>(elems.size()), np = ref.extent(0);
-  Array<double, 3> X("fem/element_points/X", {ne, nv, sd});
-  for (index_t k = 0; k < ne; ++k) {
-    const auto verts = mesh.element_vertices(elems[std::size_t(k)]);
-    for (int v = 0; v < nv; ++v)
-      for (int r = 0; r < sd; ++r) X(k, v, r) = mesh.vertex(verts[std::size_t(v)], r);
-  }
+  const index_t np = ref.extent(0);
+  const Array<double, 3> X = element_vertex_coordinates(mesh, g);
   Array<double, 2> N("fem/element_points/N", {np, nv});
   double xi[3] = {0, 0, 0};
   for (index_t j = 0; j < np; ++j) {

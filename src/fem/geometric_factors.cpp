@@ -234,6 +234,25 @@ Array<double, 3> first_order_shape_gradients(Geometry g, const Array<double, 2>&
   return G;
 }
 
+Array<double, 3> element_vertex_coordinates(const Mesh& mesh, Geometry g) {
+  const std::vector<index_t> elements = mesh.elements_of(g);
+  const index_t ne = static_cast<index_t>(elements.size());
+  const int nv = num_vertices(g), sdim = mesh.space_dim();
+  Array<double, 3> X("fem/element_vertex_coordinates", {ne, nv, sdim});
+  const index_t nverts = mesh.num_vertices();
+  for (index_t k = 0; k < ne; ++k) {
+    const index_t e = elements[static_cast<std::size_t>(k)];
+    const auto verts = mesh.element_vertices(e);
+    for (int v = 0; v < nv; ++v) {
+      const index_t id = verts[static_cast<std::size_t>(v)];
+      TESSERA_REQUIRE(id >= 0 && id < nverts, "fem::geometric_factors: element ", e, " (", name(g), ") vertex ", v,
+                      " has id ", id, ", outside 0..", nverts - 1, "; check the mesh (Mesh::validate)");
+      for (int r = 0; r < sdim; ++r) X(k, v, r) = mesh.vertex(id, r);
+    }
+  }
+  return X;
+}
+
 GeometricFactorKernel::GeometricFactorKernel(const Mesh& mesh, Geometry g, const QuadratureRule& rule, Exec exec)
     : exec_(exec), geom_(g) {
   dim_ = fem::dim(g);
@@ -252,19 +271,7 @@ GeometricFactorKernel::GeometricFactorKernel(const Mesh& mesh, Geometry g, const
   TESSERA_REQUIRE(ne <= std::numeric_limits<int>::max(), "fem::geometric_factors: ", ne, " ", name(g),
                   "s exceed the kernel's 2^31-1 elements; split the mesh");
 
-  // Host-side gather of the vertex coordinates, (ne, nv, sdim).
-  Array<double, 3> X("fem/geometric_factors/coordinates", {ne, nv_, sdim_});
-  const index_t nverts = mesh.num_vertices();
-  for (index_t k = 0; k < ne; ++k) {
-    const index_t e = elements_[static_cast<std::size_t>(k)];
-    const auto verts = mesh.element_vertices(e);
-    for (int v = 0; v < nv_; ++v) {
-      const index_t id = verts[static_cast<std::size_t>(v)];
-      TESSERA_REQUIRE(id >= 0 && id < nverts, "fem::geometric_factors: element ", e, " (", name(g), ") vertex ", v,
-                      " has id ", id, ", outside 0..", nverts - 1, "; check the mesh (Mesh::validate)");
-      for (int r = 0; r < sdim_; ++r) X(k, v, r) = mesh.vertex(id, r);
-    }
-  }
+  const Array<double, 3> X = element_vertex_coordinates(mesh, g);
   const QuadratureRule host_rule = rule.to_host();
   const Array<double, 3> G = first_order_shape_gradients(g, host_rule.points);
   points_host_ = host_rule.points;

@@ -156,6 +156,10 @@ GeometricFactors geometric_factors(const Mesh& mesh, Geometry g, const Quadratur
                                    Exec exec = Exec::best(),
                                    GeometricFactorFlags flags = GeometricFactorFlags::All);
 
+/// Vertex coordinates X(k, v, r) of the elements of geometry g (mesh.elements_of(g) order),
+/// host memory; throws tessera::Error naming the element for a vertex id out of range.
+Array<double, 3> element_vertex_coordinates(const Mesh& mesh, Geometry g);
+
 /// Gradients of the first-order shape functions of g (Gmsh vertex order, reference element on
 /// [0, 1]) at the given reference points (extents (nq, dim(g)), host): G(q, v, c) =
 /// d N_v / d xi_c, extents (nq, num_vertices(g), dim(g)), host.
