@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "operator_kernels.hpp"
+#include "operator/kernels.hpp"
 #include "tessera/core/device.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/forall.hpp"
@@ -589,7 +589,7 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
   std::size_t item = 0, common = 0;
   const Dim3 th = operator_shape(diffusion, a.on_the_fly, element, &item, &common, epb);
   // the run-time-size kernels' element buffers go to device memory when they do not fit
-  // (items_may_spill in operator_kernels.cpp); the bounded ones must fit
+  // (items_may_spill in operator/launch.cpp); the bounded ones must fit
   if (exec_.on_device() && !ia::operator_may_spill(geom_, diffusion, a.on_the_fly, nd1_, nq1_, nodal_points_, comps_, element)) {
     const std::size_t limit = current_device().shared_per_block_optin;
     const std::size_t need = operator_shared_bytes(diffusion, a.on_the_fly, epb, element);
@@ -838,7 +838,7 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
   const bool bounded = ia::operator_bound(geom_, n1, m1) > 0;  // one thread per point column
   const bool split = D && !bounded, colloc = D && bounded;      // as in hex_operator
   const bool nodal = colloc && nodal_points_;                   // the points-at-the-nodes instances
-  SharedLayout c, it;  // the order of the carving in operator_kernels.hpp
+  SharedLayout c, it;  // the order of the carving in operator/*.hpp
   if (dim_ == 2) {
     c.add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0).add<double>(m1);
     it.add<int>(k * nd_).add<double>(ia::gather_buffers(k, comps_) * nd_).add<double>(n1 * m1)

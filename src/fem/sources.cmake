@@ -8,8 +8,8 @@ set(TESSERA_FEM_KERNEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/interpolate_values.cpp
   ${CMAKE_CURRENT_LIST_DIR}/interpolate_grads.cpp
   ${CMAKE_CURRENT_LIST_DIR}/operator.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/operator_kernels.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/operator_kernels_exact.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/operator/launch.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/operator/launch_exact.cpp
   ${CMAKE_CURRENT_LIST_DIR}/assembly.cpp
   ${CMAKE_CURRENT_LIST_DIR}/assembly_load.cpp
   ${CMAKE_CURRENT_LIST_DIR}/multigrid.cpp

@@ -1,4 +1,4 @@
-// The even-odd line products of the hexahedron line kernels (src/fem/operator_kernels.hpp):
+// The even-odd line products of the hexahedron line kernels (src/fem/operator/*.hpp):
 // pair_table, LinePairs, pair_contract and LineHalves against the plain product, on the host.
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "operator_kernels.hpp"
+#include "operator/kernels.hpp"
 #include "tessera/core/exec.hpp"
 
 namespace {

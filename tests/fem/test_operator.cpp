@@ -18,7 +18,7 @@
 using namespace tessera;
 using namespace tessera::fem;
 
-// From the internal src/fem/operator_kernels.hpp (declared here rather than included: that
+// From the internal src/fem/operator/*.hpp (declared here rather than included: that
 // header would compile every kernel template into this file).
 namespace tessera::fem::interp_detail {
 bool operator_exact_sizes(Geometry g, bool diffusion, int nd1, int nq1, bool nodal);

@@ -1,5 +1,5 @@
 // Launches of the fused mass and diffusion operators (compiled by nvcc in CUDA builds).
-#include "operator_kernels.hpp"
+#include "kernels.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -280,7 +280,7 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
 }
 
 void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a) {
-  // the compile-time-size kernels (operator_kernels_exact.cpp) where operator_exact_here holds:
+  // the compile-time-size kernels (launch_exact.cpp) where operator_exact_here holds:
   // never where a kernel with_operator_kernel picks ahead of the bound's (thread per element,
   // columns, matrix products) serves; the shape queries get the bound's type (the same Policy),
   // and operator_rows the lines' layout

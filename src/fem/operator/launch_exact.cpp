@@ -1,7 +1,7 @@
 // Launches of the hexahedron line kernels with their sizes fixed at compile time
 // (operator_exact_sizes), in a translation unit of their own so that a parallel build compiles
-// them beside operator_kernels.cpp.
-#include "operator_kernels.hpp"
+// them beside launch.cpp.
+#include "kernels.hpp"
 #include "tessera/core/forall.hpp"
 
 namespace tessera::fem::interp_detail {
