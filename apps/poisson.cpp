@@ -38,6 +38,7 @@ using Clock = std::chrono::steady_clock;
 /// The operator options of --quadrature and --geometry (throws tessera::Error on bad values).
 OperatorOptions operator_options(const PoissonOptions& opt) {
   OperatorOptions o;
+  o.kernels = OperatorKernelChoice::from_environment();  // the comparison switches (docs/operators.md)
   TESSERA_REQUIRE(opt.geometry == "stored" || opt.geometry == "onthefly", "poisson: --geometry '", opt.geometry,
                   "' is not one of stored, onthefly");
   o.geometry = opt.geometry == "stored" ? GeometrySource::Stored : GeometrySource::OnTheFly;
@@ -239,7 +240,10 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const std::vector<cons
   // The load vector's mass matrix: the same rule, or Gauss q = p + 2 when the stiffness rule is
   // Gauss-Lobatto (inexact for the mass matrix, refused by H1Operator).
   OperatorOptions mo = ko;
-  if (mo.quadrature == QuadratureType::GaussLobatto) mo = OperatorOptions{-1, QuadratureType::Gauss, ko.geometry, true};
+  if (mo.quadrature == QuadratureType::GaussLobatto) {
+    mo = OperatorOptions{-1, QuadratureType::Gauss, ko.geometry, true};
+    mo.kernels = ko.kernels;
+  }
   const H1Operator K(space, OperatorKind::Diffusion, exec, ko);
   const H1Operator M(space, OperatorKind::Mass, exec, mo);
   r.phases.mark("operators");

@@ -139,6 +139,8 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
       << "Copy reference (" << copy_label << "): " << std::fixed << std::setprecision(1) << copy_gbs << " GB/s. "
       << "Node numbering: " << fem::name(ordering)
       << (ordering == fem::NodeOrdering::Auto ? " (interleaved up to p = 2, first-touch at p = 3, shared-first from p = 4)" : "") << ".\n\n";
+  // the comparison switches (TESSERA_OPERATOR_BOUND, ...), read once
+  const fem::OperatorKernelChoice kernels = fem::OperatorKernelChoice::from_environment();
   if (opt.tune)
     out << "| problem | p | geometry | elements | DOFs | per item x per block: ms | best | was |\n"
         << "|---|---:|---|---:|---:|---|---:|---|\n";
@@ -171,6 +173,7 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
         fill_random(x, 1);
         for (fem::GeometrySource gs : geoms) {
           fem::OperatorOptions oo;
+          oo.kernels = kernels;
           oo.quadrature = pr.lobatto() ? fem::QuadratureType::GaussLobatto : fem::QuadratureType::Gauss;
           oo.geometry = gs;
           oo.elements_per_item = opt.chunk;

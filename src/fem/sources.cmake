@@ -8,6 +8,7 @@ set(TESSERA_FEM_KERNEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/interpolate_values.cpp
   ${CMAKE_CURRENT_LIST_DIR}/interpolate_grads.cpp
   ${CMAKE_CURRENT_LIST_DIR}/operator.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/operator/apply.cpp
   ${CMAKE_CURRENT_LIST_DIR}/operator/launch.cpp
   ${CMAKE_CURRENT_LIST_DIR}/operator/launch_exact.cpp
   ${CMAKE_CURRENT_LIST_DIR}/assembly.cpp
@@ -25,6 +26,7 @@ target_sources(tessera PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/mesh_generators.cpp
   ${CMAKE_CURRENT_LIST_DIR}/h1_space.cpp
   ${CMAKE_CURRENT_LIST_DIR}/field_functions.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/operator/choice.cpp
   ${CMAKE_CURRENT_LIST_DIR}/refinement_transfer.cpp
   ${TESSERA_FEM_KERNEL_SOURCES})
 tessera_cuda_sources(${TESSERA_FEM_KERNEL_SOURCES})

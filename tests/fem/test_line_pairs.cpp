@@ -377,7 +377,7 @@ TEST(MassLinesLayout, TakesFewerSharedWavefrontsThanPlainRows) {
 /// a launch with fewer is refused with the sizes named, before anything runs.
 TEST(LaunchShape, CompileTimeSizeKernelsRefuseTooFewThreadsPerItem) {
   using tessera::fem::Geometry;
-  ASSERT_TRUE(operator_exact_sizes(Geometry::Hexahedron, false, 4, 5, false))
+  ASSERT_TRUE(operator_exact_sizes(tessera::fem::OperatorKernelChoice{}, Geometry::Hexahedron, false, 4, 5, false))
       << "q = p + 2 mass at p = 3 no longer takes a compile-time-size kernel";
   Args a;
   a.dim = a.sdim = 3;
@@ -391,7 +391,7 @@ TEST(LaunchShape, CompileTimeSizeKernelsRefuseTooFewThreadsPerItem) {
     t.items = 1;
     t.threads = threads;
     try {
-      launch_operator_exact("test/launch-shape", tessera::Exec::serial(), t, false, a);
+      launch_operator_exact(tessera::fem::OperatorKernelChoice{}, "test/launch-shape", tessera::Exec::serial(), t, false, a);
       ADD_FAILURE() << "a launch with " << threads.x << " x " << threads.y << " threads per item was accepted";
     } catch (const tessera::Error& e) {
       const std::string what = e.what();

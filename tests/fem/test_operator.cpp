@@ -21,7 +21,7 @@ using namespace tessera::fem;
 // From the internal src/fem/operator/*.hpp (declared here rather than included: that
 // header would compile every kernel template into this file).
 namespace tessera::fem::interp_detail {
-bool operator_exact_sizes(Geometry g, bool diffusion, int nd1, int nq1, bool nodal);
+bool operator_exact_sizes(const OperatorKernelChoice& choice, Geometry g, bool diffusion, int nd1, int nq1, bool nodal);
 }
 using tessera::fem::test::random_vector;
 
@@ -238,7 +238,8 @@ struct OperatorCase {
 /// expect_matches_assembled with the point-by-point reference for every case on `mesh`: mass
 /// (not with Gauss-Lobatto points, which do not integrate it exactly) and diffusion, stored and
 /// on the fly.
-void expect_cases_match_assembled(const Mesh& mesh, const std::vector<OperatorCase>& cases, const Exec& exec) {
+void expect_cases_match_assembled(const Mesh& mesh, const std::vector<OperatorCase>& cases, const Exec& exec,
+                                  const OperatorKernelChoice& kernels = {}) {
   for (const OperatorCase& k : cases)
     for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion})
       for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
@@ -251,6 +252,7 @@ void expect_cases_match_assembled(const Mesh& mesh, const std::vector<OperatorCa
         opt.degree = k.degree;
         opt.geometry = gs;
         opt.quadrature = k.type;
+        opt.kernels = kernels;
         expect_matches_assembled(space, kind, exec, opt, /*matrix=*/false);
       }
 }
@@ -608,7 +610,8 @@ TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
   // third and fourth up to their bounds, p = 10 (12 points; 11 Gauss-Lobatto points in the
   // points-at-the-nodes instance) the fifth, p = 12 (14 points; 13 Gauss-Lobatto) the sixth,
   // p = 14 (16 points) and p = 15 with Gauss-Lobatto points (16 nodes) the seventh; the ctest
-  // fem.operator_bound16 runs this test again with TESSERA_OPERATOR_BOUND=16, every case but
+  // fem.operator_bound16 runs this test again with TESSERA_OPERATOR_BOUND=16 (read here through
+  // OperatorKernelChoice::from_environment), every case but
   // the last on the bound-16 kernels. p = 2 with 17 points (degree 33) takes the run-time
   // kernel in both runs; the other tests cover the first two bounds (p = 1, 2, 4). The
   // reference is the host quadrature summed point by point, not through the element matrix:
@@ -627,7 +630,7 @@ TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
 #if defined(__SANITIZE_ADDRESS__)
   std::erase_if(cases, [](const OperatorCase& k) { return k.p >= 12; });
 #endif
-  expect_cases_match_assembled(mesh, cases, exec());
+  expect_cases_match_assembled(mesh, cases, exec(), OperatorKernelChoice::from_environment());
 }
 
 TEST_P(OperatorTest, HexahedronKernelsWithSizesFixedAtCompileTimeEqualAssembled) {
@@ -659,9 +662,8 @@ TEST_P(OperatorTest, HexahedronKernelsWithSizesFixedAtCompileTimeEqualAssembled)
   for (const Case& k : cases) {
     const bool nodal = k.type == QuadratureType::GaussLobatto;
     const int nq1 = nodal ? k.p + 1 : k.p + 2;
-    ASSERT_TRUE(interp_detail::operator_exact_sizes(Geometry::Hexahedron, k.kind == OperatorKind::Diffusion, k.p + 1,
-                                                    nq1, nodal) ||
-                std::getenv("TESSERA_OPERATOR_EXACT") || std::getenv("TESSERA_OPERATOR_BOUND"))
+    ASSERT_TRUE(interp_detail::operator_exact_sizes(OperatorKernelChoice{}, Geometry::Hexahedron,
+                                                    k.kind == OperatorKind::Diffusion, k.p + 1, nq1, nodal))
         << name(k.kind) << " p = " << k.p << " no longer takes a compile-time-size kernel: this test would not reach it";
     for (int comps : {1, 3})
       for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
@@ -695,33 +697,64 @@ TEST_P(OperatorTest, QuadrilateralHigherOrdersEqualAssembled) {
 TEST_P(OperatorTest, HexahedronMassByLinesAndByMatrixProductsEqualAssembled) {
   // The hexahedron mass operator has two bounded kernel families: by lines (hex_mass_lines,
   // the default) and by small matrix products (hex_mass_matmul, on the GPU's tensor cores).
-  // TESSERA_OPERATOR_MATMUL selects either on every backend, so both bodies are checked on
+  // OperatorKernelChoice::matmul selects either on every backend, so both bodies are checked on
   // every backend: p = 1..3 and 6 (at most 8 nodes or points per direction: MaxK = 8), p = 7 and
   // 10 (MaxK = 16), 1 and 3 components (3: an item walks one step per component), stored and on
   // the fly on a trilinear mesh (distorted_mesh), and a Gauss rule with fewer points than
   // q = p + 2 (degree 2p: q = p + 1).
   const Mesh mesh = distorted_mesh("box:hex:2x2x1");
-  ScopedEnv matmul("TESSERA_OPERATOR_MATMUL");
   struct Case {
     int p, degree, comps;
   };
-  for (const char* mode : {"0", "1"})
+  for (bool matmul : {false, true})
     for (const Case& k : {Case{1, -1, 1}, Case{2, -1, 3}, Case{3, 6, 1}, Case{6, -1, 1}, Case{7, -1, 3}, Case{10, -1, 1}})
       for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
 #if defined(__SANITIZE_ADDRESS__)
         if (k.p == 10) continue;  // minutes under AddressSanitizer; p = 7 covers MaxK = 16 there
 #endif
-        SCOPED_TRACE(std::string("TESSERA_OPERATOR_MATMUL=") + mode + " p=" + std::to_string(k.p) + " degree " +
+        SCOPED_TRACE(std::string("matmul=") + (matmul ? "1" : "0") + " p=" + std::to_string(k.p) + " degree " +
                      std::to_string(k.degree) + " c=" + std::to_string(k.comps) + " " + name(gs));
-        matmul.set(mode);
         const H1Space space(mesh, k.p, k.comps);
         OperatorOptions opt;
+        opt.kernels.matmul = matmul;
         opt.degree = k.degree;
         opt.geometry = gs;
         // the point-by-point host reference from p = 6 (the element matrices cost minutes
         // under AddressSanitizer there)
         expect_matches_assembled(space, OperatorKind::Mass, exec(), opt, /*matrix=*/k.p < 6);
       }
+}
+
+TEST(OperatorKernelChoiceTest, FromEnvironmentReadsTheSwitchesAndRefusesBadValues) {
+  // The library reads no environment by itself: only from_environment does, where a program
+  // asks for it (bench, tune, poisson).
+  ScopedEnv bound("TESSERA_OPERATOR_BOUND"), exact("TESSERA_OPERATOR_EXACT"), matmul("TESSERA_OPERATOR_MATMUL"),
+      threads("TESSERA_SIMPLEX_THREADS");
+  unsetenv("TESSERA_OPERATOR_BOUND");
+  unsetenv("TESSERA_OPERATOR_EXACT");
+  unsetenv("TESSERA_OPERATOR_MATMUL");
+  unsetenv("TESSERA_SIMPLEX_THREADS");
+  const OperatorKernelChoice d = OperatorKernelChoice::from_environment();
+  EXPECT_EQ(d.bound, -1);
+  EXPECT_TRUE(d.exact);
+  EXPECT_FALSE(d.matmul);
+  EXPECT_EQ(d.simplex_threads, 0);
+  bound.set("16");
+  exact.set("0");
+  matmul.set("1");
+  threads.set("96");
+  const OperatorKernelChoice c = OperatorKernelChoice::from_environment();
+  EXPECT_EQ(c.bound, 16);
+  EXPECT_FALSE(c.exact);
+  EXPECT_TRUE(c.matmul);
+  EXPECT_EQ(c.simplex_threads, 96);
+  // with a bound forced, the compile-time-size kernels do not serve (the comparison's point)
+  EXPECT_TRUE(interp_detail::operator_exact_sizes(d, Geometry::Hexahedron, true, 5, 6, false));
+  EXPECT_FALSE(interp_detail::operator_exact_sizes(c, Geometry::Hexahedron, true, 5, 6, false));
+  for (const char* bad : {"abc", "17", "-1", "4x", " 4"}) {
+    bound.set(bad);
+    EXPECT_ERROR_MENTIONS(OperatorKernelChoice::from_environment(), "TESSERA_OPERATOR_BOUND", bad);
+  }
 }
 
 TEST_P(OperatorTest, HighestOrdersIntegrateExactlyAndMatchTheSerialBackend) {

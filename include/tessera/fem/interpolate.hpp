@@ -103,6 +103,31 @@ enum class TableMemory {
   Global   ///< read from global memory (cached in L1/L2)
 };
 
+/// Which fused operator kernels may serve (Interpolator::apply_operator, H1Operator), for
+/// comparisons and experiments. The defaults are the kernels the plan picks for each case
+/// (docs/dev/operator-kernels.md); library objects never read the environment themselves.
+struct OperatorKernelChoice {
+  /// Hexahedra: -1 the plan's kernel; 0 the run-time-size kernel at every order; b > 0 the
+  /// bounded kernel of the smallest bucket (4, 6, ..., 16) of at least b. Either value >= 0 also
+  /// turns off the one-thread-per-element, column and compile-time-size kernels.
+  int bound = -1;
+  /// Hexahedra: the compile-time-size line kernels where the plan picks them (false: their
+  /// bucket's bounded kernel instead).
+  bool exact = true;
+  /// Hexahedron mass by small matrix products on the tensor cores (at most 16 nodes and points
+  /// per direction; opt-in: slower than the line kernels where measured).
+  bool matmul = false;
+  /// Triangles and tetrahedra on the GPU: threads per item (0: the rule; at most 128 and the
+  /// whole warps of the nodes or points; applies past 32 nodes or points).
+  int simplex_threads = 0;
+  /// The defaults, overridden by the environment variables that are set:
+  /// TESSERA_OPERATOR_BOUND=b (bound), TESSERA_OPERATOR_EXACT=0 (exact = false),
+  /// TESSERA_OPERATOR_MATMUL=1 (matmul), TESSERA_SIMPLEX_THREADS=t (simplex_threads). `tessera
+  /// bench`, `tessera tune` and `tessera poisson` start from it, so that scripts can compare
+  /// kernels without code changes. Throws tessera::Error on a value that is not a number in range.
+  static OperatorKernelChoice from_environment();
+};
+
 /// Options of an Interpolator.
 struct InterpolatorOptions {
   QuadLayout layout = QuadLayout::ElementMajor;
@@ -122,6 +147,8 @@ struct InterpolatorOptions {
   /// points or nodes than threads loop). Fewer threads per element put more elements, and so
   /// more gathers, in flight per SM.
   int threads_per_element = 0;
+  /// The fused operator kernels that may serve apply_operator (the plan's by default).
+  OperatorKernelChoice kernels;
 };
 
 /// Fields at quadrature points. Each array has rank 4 with the extents of `layout`:

@@ -70,6 +70,9 @@ struct OperatorOptions {
   /// component with Gauss-Lobatto points at p = 4, 5 (then 2 elements per block); on the fly
   /// with Gauss points and one component 2 from p = 6, for diffusion up to p = 8).
   int elements_per_item = 0;
+  /// The fused kernels that may serve (the plan's by default; for comparisons, see
+  /// OperatorKernelChoice::from_environment).
+  OperatorKernelChoice kernels;
 };
 
 class H1Operator;

@@ -414,7 +414,7 @@ TESSERA_HOST_DEVICE void hex_column_nodal(TeamContext& ctx, const Args& a, const
   const bool column = ctx.thread_x() < S;
   // this element's lanes: the block's items are consecutive runs of W threads
   const unsigned mask = W == 32 ? 0xFFFFFFFFu : 0xFFFFu << ((ctx.local_item() & 1) * 16);
-  const auto from = [&](double v, int src) { return __shfl_sync(mask, v, src, W); };
+  const auto from = [&](double v, int src) { return warp_shuffle(mask, v, src, W); };
   // table entries for this thread's x and y: Gc*[i] = G(i, x) (derivative at x of l_i),
   // Gr*[i] = G(x, i) (the transposed sum's weights); G(i, q) = l_i'(x_q)
   double Gcx[N], Gcy[N], Grx[N], Gry[N], xx = 0, xy = 0;

@@ -2,7 +2,6 @@
 #include "kernels.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "tessera/core/forall.hpp"
 
@@ -104,24 +103,9 @@ struct SimplexOperator {
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { simplex_operator<Diffusion, OnTheFly, Dim>(ctx, a); }
 };
 
-namespace {
-/// TESSERA_OPERATOR_BOUND (comparisons only): -1 when unset.
-int forced_bound() {
-  static const int b = [] {
-    const char* e = std::getenv("TESSERA_OPERATOR_BOUND");
-    return e && *e ? std::atoi(e) : -1;
-  }();
-  return b;
-}
-}  // namespace
-
-bool operator_exact_sizes(Geometry g, bool diffusion, int nd1, int nq1, bool nodal) {
-  if (g != Geometry::Hexahedron || forced_bound() >= 0 || operator_matmul(g, diffusion, nd1, nq1)) return false;
-  static const bool off = [] {
-    const char* e = std::getenv("TESSERA_OPERATOR_EXACT");
-    return e && *e && std::atoi(e) == 0;
-  }();
-  if (off) return false;
+bool operator_exact_sizes(const OperatorKernelChoice& choice, Geometry g, bool diffusion, int nd1, int nq1, bool nodal) {
+  if (g != Geometry::Hexahedron || choice.bound >= 0 || !choice.exact || operator_matmul(choice, g, diffusion, nd1, nq1))
+    return false;
   // H200, 8M DOFs, same run against the bound's kernels (two rounds; docs/benchmarks/
   // operators.md): q = p + 2, mass at p = 3..6 BP1 stored 1.10-1.17x, on the fly 1.11-1.22x,
   // BP2 1.12-1.24x; diffusion at p = 2..6 BP3 stored 1.00-1.16x, on the fly 1.06-1.13x, BP4
@@ -153,24 +137,21 @@ namespace {
 /// - wherever a kernel that with_operator_kernel picks ahead of the bound's serves: the column
 ///   kernel for several components with the points at the nodes at p = 3, 4 (the
 ///   thread-per-element kernels and the matrix products serve no size of operator_exact_sizes).
-bool operator_exact_here(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
+bool operator_exact_here(const OperatorKernelChoice& choice, const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                          bool nodal, int comps) {
-  if (!operator_exact_sizes(g, diffusion, nd1, nq1, nodal) || operator_columns(g, diffusion, nd1, nq1, nodal, comps))
+  if (!operator_exact_sizes(choice, g, diffusion, nd1, nq1, nodal) || operator_columns(choice, g, diffusion, nd1, nq1, nodal, comps))
     return false;
   if (exec.on_device()) return !(nodal && !on_the_fly && (nd1 == 5 || nd1 == 6 || nd1 == 11));
   return !(diffusion && !on_the_fly && !nodal && nd1 <= 6);
 }
 }  // namespace
 
-bool operator_matmul(Geometry g, bool diffusion, int nd1, int nq1) {
-  if (g != Geometry::Hexahedron || diffusion || std::max(nd1, nq1) > 16) return false;
-  // read at each call, not cached: the tests switch it between operators
-  const char* e = std::getenv("TESSERA_OPERATOR_MATMUL");
-  return e && *e && std::atoi(e) != 0;
+bool operator_matmul(const OperatorKernelChoice& choice, Geometry g, bool diffusion, int nd1, int nq1) {
+  return choice.matmul && g == Geometry::Hexahedron && !diffusion && std::max(nd1, nq1) <= 16;
 }
 
-bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1, bool nodal, bool element) {
-  if (g != Geometry::Hexahedron || forced_bound() >= 0 || operator_matmul(g, diffusion, nd1, nq1)) return false;
+bool operator_thread_element(const OperatorKernelChoice& choice, Geometry g, bool diffusion, int nd1, int nq1, bool nodal, bool element) {
+  if (g != Geometry::Hexahedron || choice.bound >= 0 || operator_matmul(choice, g, diffusion, nd1, nq1)) return false;
   // p = 1. At p = 2 with Gauss points the general kernel serves mass in the global apply only
   // (below); for diffusion its 255 registers and spills made BP3 0.57x and BP5 on the fly 0.30x
   // (H100, docs/benchmarks/operators.md)
@@ -190,21 +171,20 @@ bool operator_thread_element(Geometry g, bool diffusion, int nd1, int nq1, bool 
   return nd1 == 3 && nodal && diffusion;
 }
 
-bool operator_columns(Geometry g, bool diffusion, int nd1, int nq1, bool nodal, int comps) {
+bool operator_columns(const OperatorKernelChoice& choice, Geometry g, bool diffusion, int nd1, int nq1, bool nodal, int comps) {
   // Several components only. H100, 8M DOFs, same run against the kernels before: p = 3 (the
   // bound-4 point-column kernel) BP6 stored 1.31x, on the fly 1.58x, BK6 1.05x, 1.46x; p = 4
   // (the bound-6 line kernel) BP6 1.55x, 1.47x, BK6 1.28x, 1.40x. Scalar (BP5, p = 3) at best
   // 1.01x stored and 0.84-0.91x on the fly, with any elements per item, per block and register
   // cap (docs/benchmarks/operators.md)
   return g == Geometry::Hexahedron && diffusion && nodal && comps > 1 && (nd1 == 4 || nd1 == 5) && nq1 == nd1 &&
-         forced_bound() < 0 && !operator_matmul(g, diffusion, nd1, nq1);
+         choice.bound < 0 && !operator_matmul(choice, g, diffusion, nd1, nq1);
 }
 
-int operator_bound(Geometry g, int nd1, int nq1) {
+int operator_bound(const OperatorKernelChoice& choice, Geometry g, int nd1, int nq1) {
   if (g != Geometry::Hexahedron) return 0;
-  const int forced = forced_bound();
-  if (forced == 0) return 0;
-  const int n = std::max({nd1, nq1, forced});
+  if (choice.bound == 0) return 0;
+  const int n = std::max({nd1, nq1, choice.bound});
   // bound 16 serves p = 13, 14 with q = p + 2 and p = 14, 15 with the points at the nodes:
   // against the run-time-size kernel it served them before, H200, 8M DOFs, same run: BP1
   // 3.0-6.5x, BP3 1.9-5.5x, BP5 5.0-6.4x (docs/benchmarks/operators.md)
@@ -214,7 +194,7 @@ int operator_bound(Geometry g, int nd1, int nq1) {
 /// Calls v.template operator()<Functor>() with the functor type of the kernel that serves
 /// (geometry, diffusion, on the fly, 1-D sizes, points at the nodes).
 template <class Visit>
-auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal, int comps, bool element,
+auto with_operator_kernel(const OperatorKernelChoice& choice, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal, int comps, bool element,
                           const Visit& v) {
   if (g == Geometry::Triangle || g == Geometry::Tetrahedron) {
     const auto simplex = [&]<bool D, bool O>() {
@@ -224,14 +204,14 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
     if (diffusion) return on_the_fly ? simplex.template operator()<true, true>() : simplex.template operator()<true, false>();
     return on_the_fly ? simplex.template operator()<false, true>() : simplex.template operator()<false, false>();
   }
-  if (operator_matmul(g, diffusion, nd1, nq1)) {
+  if (operator_matmul(choice, g, diffusion, nd1, nq1)) {
     if (std::max(nd1, nq1) <= 8)
       return on_the_fly ? v.template operator()<HexMassMatmul<true, 8>>()
                         : v.template operator()<HexMassMatmul<false, 8>>();
     return on_the_fly ? v.template operator()<HexMassMatmul<true, 16>>()
                       : v.template operator()<HexMassMatmul<false, 16>>();
   }
-  if (operator_thread_element(g, diffusion, nd1, nq1, nodal, element)) {
+  if (operator_thread_element(choice, g, diffusion, nd1, nq1, nodal, element)) {
     if (nd1 == 3 && !diffusion)
       return on_the_fly ? v.template operator()<HexThreadElement<3, false, true>>()
                         : v.template operator()<HexThreadElement<3, false, false>>();
@@ -247,12 +227,12 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
     return on_the_fly ? v.template operator()<HexThreadElement<2, false, true>>()
                       : v.template operator()<HexThreadElement<2, false, false>>();
   }
-  if (operator_columns(g, diffusion, nd1, nq1, nodal, comps)) {
+  if (operator_columns(choice, g, diffusion, nd1, nq1, nodal, comps)) {
     if (nd1 == 5)
       return on_the_fly ? v.template operator()<HexColumnNodal<5, true>>() : v.template operator()<HexColumnNodal<5, false>>();
     return on_the_fly ? v.template operator()<HexColumnNodal<4, true>>() : v.template operator()<HexColumnNodal<4, false>>();
   }
-  const int bound = operator_bound(g, nd1, nq1);
+  const int bound = operator_bound(choice, g, nd1, nq1);
   // the buckets: p <= 2, 4, 6, 8, 10, 12, 14 with q = p + 2 (operator_bound);
   // bound 0: the run-time-size kernel
   const auto by_bound = [&]<bool D, bool O, bool Nodal>() {
@@ -279,16 +259,16 @@ auto with_operator_kernel(Geometry g, bool diffusion, bool on_the_fly, int nd1, 
   return on_the_fly ? pick.template operator()<false, true>() : pick.template operator()<false, false>();
 }
 
-void launch_operator(const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a) {
+void launch_operator(const OperatorKernelChoice& choice, const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a) {
   // the compile-time-size kernels (launch_exact.cpp) where operator_exact_here holds:
   // never where a kernel with_operator_kernel picks ahead of the bound's (thread per element,
   // columns, matrix products) serves; the shape queries get the bound's type (the same Policy),
   // and operator_rows the lines' layout
-  if (operator_exact_here(exec, g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, a.comps)) {
-    launch_operator_exact(label, exec, t, diffusion, a);
+  if (operator_exact_here(choice, exec, g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, a.comps)) {
+    launch_operator_exact(choice, label, exec, t, diffusion, a);
     return;
   }
-  with_operator_kernel(g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, a.comps, a.idx == nullptr, [&]<class K>() {
+  with_operator_kernel(choice, g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, a.comps, a.idx == nullptr, [&]<class K>() {
     K k{a};
     if constexpr (requires { K::column_tables; }) {
       fill_thread_element_tables(k.t, a);
@@ -303,17 +283,17 @@ void launch_operator(const char* label, const Exec& exec, const Teams& t, Geomet
   });
 }
 
-bool operator_may_spill(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points, int comps,
+bool operator_may_spill(const OperatorKernelChoice& choice, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points, int comps,
                         bool element) {
-  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element,
+  return with_operator_kernel(choice, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element,
                               [&]<class K>() { return detail::team_items_may_spill<K>(); });
 }
 
-OperatorRows operator_rows(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
+OperatorRows operator_rows(const OperatorKernelChoice& choice, const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                            bool nodal_points, int comps, bool element) {
   // the compile-time-size kernels run by lines, as their bound's do except at bound 4
-  if (operator_exact_here(exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps)) return OperatorRows{nq1, nd1, true, false, true};
-  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element, [&]<class K>() {
+  if (operator_exact_here(choice, exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps)) return OperatorRows{nq1, nd1, true, false, true};
+  return with_operator_kernel(choice, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element, [&]<class K>() {
     if constexpr (requires { typename K::Policy; }) {
       using P = typename K::Policy;
       return OperatorRows{P::rows > 0 ? P::rows : nq1, P::gather_rows > 0 ? P::gather_rows : nd1, P::lines, false, false};
@@ -323,20 +303,20 @@ OperatorRows operator_rows(const Exec& exec, Geometry g, bool diffusion, bool on
   });
 }
 
-ThreadElementLayout operator_thread_element_layout(Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
+ThreadElementLayout operator_thread_element_layout(const OperatorKernelChoice& choice, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                                                    bool nodal_points, int comps, bool element) {
-  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element, [&]<class K>() {
+  return with_operator_kernel(choice, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element, [&]<class K>() {
     if constexpr (requires { K::thread_element; })
       return ThreadElementLayout{K::stages_evector, K::bulk, K::global_block};
     else return ThreadElementLayout{false, false, 0};
   });
 }
 
-int operator_max_threads(const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
+int operator_max_threads(const OperatorKernelChoice& choice, const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                          bool nodal_points, int comps, bool element) {
-  if (operator_exact_here(exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps))
-    return operator_exact_max_threads(exec, diffusion, on_the_fly, nd1, nq1, nodal_points);
-  return with_operator_kernel(g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element,
+  if (operator_exact_here(choice, exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps))
+    return operator_exact_max_threads(choice, exec, diffusion, on_the_fly, nd1, nq1, nodal_points);
+  return with_operator_kernel(choice, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element,
                               [&]<class K>() { return team_max_threads<K>(exec); });
 }
 

@@ -69,8 +69,8 @@ auto with_exact_kernel(bool diffusion, bool on_the_fly, int nd1, bool nodal, con
 }
 }  // namespace
 
-void launch_operator_exact(const char* label, const Exec& exec, const Teams& t, bool diffusion, const Args& a) {
-  TESSERA_REQUIRE(operator_exact_sizes(Geometry::Hexahedron, diffusion, a.nd1, a.nq1, a.nodal_points),
+void launch_operator_exact(const OperatorKernelChoice& choice, const char* label, const Exec& exec, const Teams& t, bool diffusion, const Args& a) {
+  TESSERA_REQUIRE(operator_exact_sizes(choice, Geometry::Hexahedron, diffusion, a.nd1, a.nq1, a.nodal_points),
                   "fem operator: no compile-time-size kernel for ", a.nd1, " nodes and ", a.nq1,
                   " points per direction");
   with_exact_kernel(diffusion, a.on_the_fly, a.nd1, a.nodal_points, [&]<class K>() {
@@ -85,8 +85,8 @@ void launch_operator_exact(const char* label, const Exec& exec, const Teams& t, 
   });
 }
 
-int operator_exact_max_threads(const Exec& exec, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal) {
-  TESSERA_REQUIRE(operator_exact_sizes(Geometry::Hexahedron, diffusion, nd1, nq1, nodal),
+int operator_exact_max_threads(const OperatorKernelChoice& choice, const Exec& exec, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal) {
+  TESSERA_REQUIRE(operator_exact_sizes(choice, Geometry::Hexahedron, diffusion, nd1, nq1, nodal),
                   "fem operator: no compile-time-size kernel for ", nd1, " nodes and ", nq1, " points per direction");
   return with_exact_kernel(diffusion, on_the_fly, nd1, nodal, [&]<class K>() { return team_max_threads<K>(exec); });
 }
