@@ -16,19 +16,10 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/exec.hpp"
+#include "tessera/core/graph.hpp"
 #include "tessera/tensor/statement.hpp"
 
 namespace tessera::tensor {
-
-namespace detail {
-/// CUDA graph helpers (src/tensor/graph.cpp); they throw tessera::Error without CUDA.
-void* graph_stream_create();
-void graph_stream_destroy(void* stream) noexcept;
-void graph_begin_capture(void* stream);
-void* graph_end_capture(void* stream);  ///< returns an instantiated graph
-void graph_launch(void* graph, void* stream);
-void graph_destroy(void* graph) noexcept;
-}  // namespace detail
 
 class Module {
  public:
@@ -68,19 +59,19 @@ class Module {
       TESSERA_REQUIRE(f != nullptr, "tensor::Module::capture: a statement was added in a translation unit not "
                                     "compiled by nvcc (list it in tessera_cuda_sources)");
     for (const auto& f : launch_) f(nullptr, exec.block_size);  // load the kernels first
-    stream_ = detail::graph_stream_create();
-    detail::graph_begin_capture(stream_);
+    stream_ = tessera::detail::graph_stream_create();
+    tessera::detail::graph_begin_capture(stream_);
     try {
       for (const auto& f : launch_) f(stream_, exec.block_size);
     } catch (...) {
       try {
-        graph_ = detail::graph_end_capture(stream_);
+        graph_ = tessera::detail::graph_end_capture(stream_);
       } catch (...) {
       }
       release();
       throw;
     }
-    graph_ = detail::graph_end_capture(stream_);
+    graph_ = tessera::detail::graph_end_capture(stream_);
   }
   bool captured() const { return graph_ != nullptr; }
 
@@ -88,7 +79,7 @@ class Module {
   /// one kernel per statement.
   void run(const Exec& exec) const {
     if (exec.backend == Backend::Cuda && graph_) {
-      detail::graph_launch(graph_, stream_);
+      tessera::detail::graph_launch(graph_, stream_);
       return;
     }
     for (const auto& f : run_) f(exec);
@@ -96,8 +87,8 @@ class Module {
 
  private:
   void release() noexcept {
-    if (graph_) detail::graph_destroy(graph_);
-    if (stream_) detail::graph_stream_destroy(stream_);
+    if (graph_) tessera::detail::graph_destroy(graph_);
+    if (stream_) tessera::detail::graph_stream_destroy(stream_);
     graph_ = nullptr;
     stream_ = nullptr;
   }

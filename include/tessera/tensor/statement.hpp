@@ -210,14 +210,6 @@ struct StatementKernel {
   }
 };
 
-#if defined(__CUDACC__)
-template <class K>
-__global__ void statement_stream_kernel(index_t total, K k) {
-  const index_t step = static_cast<index_t>(gridDim.x) * blockDim.x;
-  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += step) k(i);
-}
-#endif
-
 /// Text of an expression in the seed's notation (for messages).
 struct TextPrinter {
   bool unroll_sums() const { return false; }
@@ -297,18 +289,8 @@ class Statement {
     const Exec exec = Exec::cuda();
     check_spaces(exec);
     const auto k = kernel(exec);
-    if (!stream) {
-      cudaFuncAttributes attr{};
-      TESSERA_CUDA_CHECK(cudaFuncGetAttributes(&attr, detail::statement_stream_kernel<decltype(k)>));
-      return;
-    }
-    if (plan_.count == 0 || lhs_.n == 0) return;
-    const index_t total = k.gpu_threads();
-    const index_t blocks = std::min<index_t>((total + block_size - 1) / block_size, index_t(1) << 30);
-    tessera::detail::KernelScope untracked;
-    detail::statement_stream_kernel<<<static_cast<unsigned>(blocks), block_size, 0,
-                                      static_cast<cudaStream_t>(stream)>>>(total, k);
-    TESSERA_CUDA_CHECK(cudaGetLastError());
+    if (stream && (plan_.count == 0 || lhs_.n == 0)) return;
+    tessera::detail::cuda_forall_on_stream("tensor/statement", stream, k.gpu_threads(), block_size, k);
   }
 #endif
 

@@ -12,6 +12,7 @@
 #include "tessera/core/backend/cuda.hpp"
 #include "tessera/core/device.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/graph.hpp"
 #include "tessera/core/profiling.hpp"
 
 namespace tessera {
@@ -167,6 +168,35 @@ void* event_create() {
 }
 void event_record(void* e) { TESSERA_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(e))); }
 }  // namespace cuda_api
+
+// ---- streams and graph capture (graph.hpp)
+void* graph_stream_create() {
+  cudaStream_t s = nullptr;
+  TESSERA_CUDA_CHECK(cudaStreamCreate(&s));
+  return s;
+}
+void graph_stream_destroy(void* stream) noexcept {
+  if (stream) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+}
+void graph_begin_capture(void* stream) {
+  TESSERA_CUDA_CHECK(cudaStreamBeginCapture(static_cast<cudaStream_t>(stream), cudaStreamCaptureModeThreadLocal));
+}
+void* graph_end_capture(void* stream) {
+  cudaGraph_t graph = nullptr;
+  TESSERA_CUDA_CHECK(cudaStreamEndCapture(static_cast<cudaStream_t>(stream), &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (err != cudaSuccess) cuda_fail(err, "cudaGraphInstantiate", __FILE__, __LINE__);
+  return exec;
+}
+void graph_launch(void* graph, void* stream) {
+  TESSERA_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph), static_cast<cudaStream_t>(stream)));
+}
+void graph_destroy(void* graph) noexcept {
+  if (graph) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph));
+}
+
 }  // namespace detail
 
 namespace profiling::detail {

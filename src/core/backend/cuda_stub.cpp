@@ -2,6 +2,7 @@
 #include "cuda_api.hpp"
 #include "tessera/core/device.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/graph.hpp"
 #include "tessera/core/profiling.hpp"
 
 namespace tessera {
@@ -27,6 +28,20 @@ void event_destroy(void*) noexcept {}
 void* event_create() { fail("CUDA events requested in a build without CUDA"); }
 void event_record(void*) {}
 }  // namespace detail::cuda_api
+
+namespace detail {
+namespace {
+[[noreturn]] void no_cuda_graphs() {
+  fail("CUDA streams and graphs need the CUDA backend, and this build of tessera has none");
+}
+}  // namespace
+void* graph_stream_create() { no_cuda_graphs(); }
+void graph_stream_destroy(void*) noexcept {}
+void graph_begin_capture(void*) { no_cuda_graphs(); }
+void* graph_end_capture(void*) { no_cuda_graphs(); }
+void graph_launch(void*, void*) { no_cuda_graphs(); }
+void graph_destroy(void*) noexcept {}
+}  // namespace detail
 
 namespace profiling::detail {
 GpuTiming gpu_begin() { return {}; }

@@ -79,6 +79,31 @@ void cuda_forall(const char* label, const Exec& exec, index_t n, const F& f) {
   cuda_check_launch(label);
 }
 
+/// f(i) for i in [0, n) on `stream` (a cudaStream_t; graph.hpp's capture records such
+/// launches), blocks of block_size threads over a grid-stride loop. A null stream only loads
+/// the kernel of F: lazy module loading must not happen inside a capture, so a capturing layer
+/// calls it once with nullptr first. No synchronization (illegal while capturing).
+template <class F>
+__global__ void stream_forall_kernel(index_t n, F f) {
+  const index_t step = static_cast<index_t>(gridDim.x) * blockDim.x;
+  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) f(i);
+}
+template <class F>
+void cuda_forall_on_stream(const char* label, void* stream, index_t n, int block_size, const F& f) {
+  if (!stream) {
+    cudaFuncAttributes attr{};
+    TESSERA_CUDA_CHECK(cudaFuncGetAttributes(&attr, stream_forall_kernel<F>));
+    return;
+  }
+  TESSERA_REQUIRE(block_size >= 1 && block_size <= 1024, "kernel '", label, "': block_size ", block_size,
+                  " is outside 1..1024");
+  if (n <= 0) return;
+  const index_t blocks = std::min<index_t>((n + block_size - 1) / block_size, index_t(1) << 30);
+  KernelScope untracked;
+  stream_forall_kernel<<<static_cast<unsigned>(blocks), block_size, 0, static_cast<cudaStream_t>(stream)>>>(n, f);
+  TESSERA_CUDA_CHECK(cudaGetLastError());
+}
+
 /// This thread's place in a block: thread bt = x + tx * (y + ty * (z + tz * local)), the warp
 /// layout of a (tx, ty, tz * items) block. team_block_dim launches that shape as a 3-D block
 /// when blockDim.z's limit of 64 allows (then the coordinates are threadIdx's, with no integer
