@@ -229,6 +229,39 @@ TEST_P(CurvedTest, GeometricFactorsUseTheNodes) {
   }
 }
 
+// The kernel's inputs on a curved mesh are the nodes and the order-k gradients; a tangled
+// curved element (the midpoint of its bottom side pulled above the opposite vertex: the
+// corners alone look fine) is named by check() with a point where det J <= 0.
+TEST_P(CurvedTest, GeometricFactorKernelNamesATangledCurvedElement) {
+  Mesh m(2);
+  m.add_vertex({0, 0});
+  m.add_vertex({1, 0});
+  m.add_vertex({0, 1});
+  m.add_vertex({1, 1});
+  m.add_element(Geometry::Triangle, {0, 1, 3});
+  m.add_element(Geometry::Triangle, {0, 3, 2});
+  std::vector<double> x = map_nodes(m, 2);
+  const QuadratureRule rule = quadrature(Geometry::Triangle, 4);
+  {
+    Mesh ok = m;
+    ok.set_nodes(2, x);
+    const GeometricFactorKernel k(ok, Geometry::Triangle, rule, exec());
+    EXPECT_TRUE(k.curved());
+    EXPECT_EQ(k.num_vertices(), 6);
+    EXPECT_EQ(k.coordinates().extents(), (std::array<index_t, 3>{2, 6, 2}));
+    EXPECT_NO_THROW(k.check());
+    EXPECT_NEAR(k.min_det(), 1.0, 1e-14);  // both triangles have area 1/2: det J = 1
+  }
+  // element 1's local node 1 is the midpoint of its side 0 -> 3 (the diagonal): pull it to
+  // (0.1, 0.9), across the element towards vertex 2 and beyond
+  x[std::size_t(12 + 2)] = -0.3, x[std::size_t(12 + 3)] = 1.4;
+  m.set_nodes(2, x);
+  const GeometricFactorKernel k(m, Geometry::Triangle, rule, exec());
+  EXPECT_LT(k.min_det(), 0.0);
+  EXPECT_ERROR_MENTIONS(k.check(), "element 1", "triangle", "det J");
+  EXPECT_ERROR_MENTIONS(m.validate("pulled"), "pulled", "element 1", "tangled");
+}
+
 // On an order-2 map a quadratic of x has reference degree 4: interpolated with p = 4 it is
 // reproduced exactly, so both error norms vanish (1e-12: round-off); x itself with p = k.
 // This runs interpolate_function and error_norms (element_points, the Interpolator's stored
