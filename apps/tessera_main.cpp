@@ -891,7 +891,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
     std::replace(what.begin(), what.end(), '\n', ' ');
-    std::cerr << "tessera: error: " << (path == "tessera" ? "" : path.substr(8) + " ") << what << " (" << path
+    std::cerr << "tessera: error: " << (path == "tessera" ? "" : path.substr(8) + ": ") << what << " (" << path
               << " --help)\n";
     return kUsage;
   }
