@@ -408,7 +408,9 @@ void warn_impractical(const Mesh& mesh, const PoissonOptions& opt, const Operato
     }
     const double table = nodes * points * fem::dim(g);
     if (table <= kTableLimit) continue;
-    const double flops = 4.0 * table * double(mesh.num_elements(g)) * (opt.refine > 0 ? std::pow(8.0, opt.refine) : 1.0);
+    // uniform refinement multiplies the elements by 2^dim
+    const double elements = double(mesh.num_elements(g)) * std::pow(double(1 << mesh.dim()), opt.refine);
+    const double flops = 4.0 * table * elements;
     std::fprintf(stderr,
                  "tessera: warning: order %d on %s is known to be impractical: %.0f nodes and %.0f quadrature points "
                  "per element, a gradient table of %.3g entries (%.0f MB) applied without sum factorization, about "
@@ -431,7 +433,7 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
   const Exec exec = Exec::parse(opt.backend);
   if (!opt.output.empty()) check_output(opt.output);
   require_usage(opt.progress == "auto" || opt.progress == "on" || opt.progress == "off", "poisson: --progress '",
-              opt.progress, "' is not one of auto, on, off");
+                opt.progress, "' is not one of auto, on, off");
   Progress progress = Progress::of(opt.progress);
   std::vector<Solved> levels;
   std::deque<fem::Mesh> meshes;  // a deque: the solver keeps pointers to its meshes
