@@ -311,6 +311,7 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const std::vector<cons
   // CG for the correction to the boundary data (the homogeneous system)
   const CgResult cr = mg ? C.solve(b.cview(), ubc.cview(), x.view(), co, mgp->preconditioner())
                          : C.solve(b.cview(), ubc.cview(), x.view(), co, inv.cview());
+  if (tty) std::fprintf(stderr, "\r%60s\r", "");  // the CG line, before the next progress line
   if (mg) {
     const auto& t = mgp->timings();
     nlohmann::json lv = nlohmann::json::array();
@@ -324,7 +325,6 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const std::vector<cons
   }
   r.phases.mark("solve");
   r.solve_s = std::chrono::duration<double>(Clock::now() - t1).count();
-  if (tty) std::fprintf(stderr, "\r%60s\r", "");
   r.iterations = cr.iterations;
   r.converged = cr.converged;
   r.rel_residual = cr.rel_residual;
