@@ -26,6 +26,7 @@
 #include "tessera/io/mesh_io.hpp"
 #include "tessera/linalg/csr.hpp"
 #include "tessera/linalg/matrix_market.hpp"
+#include "usage_error.hpp"
 
 namespace tessera::app {
 
@@ -43,13 +44,13 @@ void parse_quadrature(const std::string& spec, AssemblyOptions& o) {
   if (const auto c = q.find(':'); c != std::string::npos) {
     deg = q.substr(c + 1);
     q = q.substr(0, c);
-    TESSERA_REQUIRE(!deg.empty(), "assemble: --quadrature '", spec, "': a degree must follow the ':'");
+    require_usage(!deg.empty(), "assemble: --quadrature '", spec, "': a degree must follow the ':'");
   } else if (!q.empty() && std::isdigit(static_cast<unsigned char>(q[0]))) {
     deg = q;
     q = "gauss";
   }
-  TESSERA_REQUIRE(q == "gauss" || q == "gll" || q == "gauss-lobatto", "assemble: --quadrature '", spec,
-                  "' is not gauss, gll, a degree, or gauss:D / gll:D");
+  require_usage(q == "gauss" || q == "gll" || q == "gauss-lobatto", "assemble: --quadrature '", spec,
+                "' is not gauss, gll, a degree, or gauss:D / gll:D");
   o.quadrature = q == "gauss" ? QuadratureType::Gauss : QuadratureType::GaussLobatto;
   if (!deg.empty()) {
     std::size_t used = 0;
@@ -59,8 +60,8 @@ void parse_quadrature(const std::string& spec, AssemblyOptions& o) {
     } catch (const std::exception&) {
       used = 0;
     }
-    TESSERA_REQUIRE(used == deg.size() && d >= 0, "assemble: --quadrature '", spec,
-                    "': the degree must be a non-negative integer");
+    require_usage(used == deg.size() && d >= 0, "assemble: --quadrature '", spec,
+                  "': the degree must be a non-negative integer");
     o.degree = d;
   }
 }
@@ -69,13 +70,13 @@ FillMode parse_fill(const std::string& s) {
   if (s == "deterministic") return FillMode::Deterministic;
   if (s == "atomic") return FillMode::Atomic;
   if (s == "auto") return FillMode::Auto;
-  fail("assemble: --fill '", s, "' is not one of deterministic, atomic, auto");
+  throw_usage("assemble: --fill '", s, "' is not one of deterministic, atomic, auto");
 }
 
 Dispatch parse_dispatch(const std::string& s) {
   if (s == "driver") return Dispatch::Driver;
   if (s == "functor") return Dispatch::Functor;
-  fail("assemble: --dispatch '", s, "' is not one of driver, functor");
+  throw_usage("assemble: --dispatch '", s, "' is not one of driver, functor");
 }
 
 /// One --material value: "ATTR:key=value[:key=value...]".
@@ -83,8 +84,8 @@ std::pair<int, Material> parse_material(const std::string& spec) {
   std::vector<std::string> parts;
   std::stringstream ss(spec);
   for (std::string w; std::getline(ss, w, ':');) parts.push_back(w);
-  TESSERA_REQUIRE(parts.size() >= 2, "assemble: --material '", spec,
-                  "': expected ATTR:key=value[:key=value...] (keys density, conductivity, lambda, mu, expansion)");
+  require_usage(parts.size() >= 2, "assemble: --material '", spec,
+                "': expected ATTR:key=value[:key=value...] (keys density, conductivity, lambda, mu, expansion)");
   const auto number = [&](const std::string& w, const std::string& what) {
     std::size_t used = 0;
     double v = 0;
@@ -93,18 +94,18 @@ std::pair<int, Material> parse_material(const std::string& spec) {
     } catch (const std::exception&) {
       used = 0;
     }
-    TESSERA_REQUIRE(used > 0 && used == w.size() && std::isfinite(v), "assemble: --material '", spec, "': ", what,
-                    " '", w, "' is not a number");
+    require_usage(used > 0 && used == w.size() && std::isfinite(v), "assemble: --material '", spec, "': ", what,
+                  " '", w, "' is not a number");
     return v;
   };
   const double a = number(parts[0], "the attribute");
-  TESSERA_REQUIRE(a == double(int(a)), "assemble: --material '", spec, "': the attribute '", parts[0],
-                  "' is not an integer");
+  require_usage(a == double(int(a)), "assemble: --material '", spec, "': the attribute '", parts[0],
+                "' is not an integer");
   Material m;
   for (std::size_t i = 1; i < parts.size(); ++i) {
     const auto eq = parts[i].find('=');
-    TESSERA_REQUIRE(eq != std::string::npos, "assemble: --material '", spec, "': '", parts[i],
-                    "' is not key=value");
+    require_usage(eq != std::string::npos, "assemble: --material '", spec, "': '", parts[i],
+                  "' is not key=value");
     const std::string key = parts[i].substr(0, eq);
     const double v = number(parts[i].substr(eq + 1), key);
     if (key == "density" || key == "rho") m.density = v;
@@ -113,7 +114,7 @@ std::pair<int, Material> parse_material(const std::string& spec) {
     else if (key == "mu") m.mu = v;
     else if (key == "expansion" || key == "alpha") m.expansion = v;
     else
-      fail("assemble: --material '", spec, "': unknown key '", key,
+      throw_usage("assemble: --material '", spec, "': unknown key '", key,
            "' (known: density or rho, conductivity or k, lambda, mu, expansion or alpha)");
   }
   return {int(a), m};
@@ -135,7 +136,7 @@ double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std
 }  // namespace
 
 int run_assemble(const AssembleOptions& opt, std::ostream& out) {
-  TESSERA_REQUIRE(opt.order >= 1, "assemble: --order must be >= 1 (got ", opt.order, ")");
+  require_usage(opt.order >= 1, "assemble: --order must be >= 1 (got ", opt.order, ")");
   const FormKind kind = parse_form(opt.form);
   AssemblyOptions ao;
   parse_quadrature(opt.quadrature, ao);
@@ -144,7 +145,7 @@ int run_assemble(const AssembleOptions& opt, std::ostream& out) {
   MaterialTable materials;
   for (const auto& s : opt.materials) {
     const auto [a, m] = parse_material(s);
-    TESSERA_REQUIRE(!materials.count(a), "assemble: --material gives attribute ", a, " twice");
+    require_usage(!materials.count(a), "assemble: --material gives attribute ", a, " twice");
     materials[a] = m;
   }
   const Exec exec = Exec::parse(opt.backend);
@@ -168,7 +169,7 @@ int run_assemble(const AssembleOptions& opt, std::ostream& out) {
   TESSERA_REQUIRE(!per_geometry.empty(), "assemble: mesh '", opt.mesh, "' has no elements");
   TESSERA_REQUIRE(kind != FormKind::Elasticity || dim >= 2, "assemble: --form elasticity needs a 2-D or 3-D mesh; '",
                   opt.mesh, "' is ", dim, "-dimensional");
-  TESSERA_REQUIRE(opt.components >= 0, "assemble: --components must be >= 1 (got ", opt.components, ")");
+  require_usage(opt.components >= 0, "assemble: --components must be >= 1 (got ", opt.components, ")");
   const int components = opt.components > 0 ? opt.components : kind == FormKind::Elasticity ? dim : 1;
   {
     // every attribute needs a material when materials are given (checked again by the assembler)

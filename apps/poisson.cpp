@@ -28,6 +28,7 @@
 #include "tessera/fem/reference_element.hpp"
 #include "tessera/io/mesh_io.hpp"
 #include "tessera/io/vtu.hpp"
+#include "usage_error.hpp"
 
 namespace tessera::app {
 namespace {
@@ -39,20 +40,20 @@ using Clock = std::chrono::steady_clock;
 OperatorOptions operator_options(const PoissonOptions& opt) {
   OperatorOptions o;
   o.kernels = OperatorKernelChoice::from_environment();  // the comparison switches (docs/operators.md)
-  TESSERA_REQUIRE(opt.geometry == "stored" || opt.geometry == "onthefly", "poisson: --geometry '", opt.geometry,
-                  "' is not one of stored, onthefly");
+  require_usage(opt.geometry == "stored" || opt.geometry == "onthefly", "poisson: --geometry '", opt.geometry,
+                "' is not one of stored, onthefly");
   o.geometry = opt.geometry == "stored" ? GeometrySource::Stored : GeometrySource::OnTheFly;
   std::string q = opt.quadrature, deg;
   if (const auto c = q.find(':'); c != std::string::npos) {
     deg = q.substr(c + 1);
     q = q.substr(0, c);
-    TESSERA_REQUIRE(!deg.empty(), "poisson: --quadrature '", opt.quadrature, "': a degree must follow the ':'");
+    require_usage(!deg.empty(), "poisson: --quadrature '", opt.quadrature, "': a degree must follow the ':'");
   } else if (!q.empty() && std::isdigit(static_cast<unsigned char>(q[0]))) {
     deg = q;
     q = "gauss";
   }
-  TESSERA_REQUIRE(q == "gauss" || q == "gll" || q == "gauss-lobatto", "poisson: --quadrature '", opt.quadrature,
-                  "' is not gauss, gll, a degree, or gauss:D / gll:D");
+  require_usage(q == "gauss" || q == "gll" || q == "gauss-lobatto", "poisson: --quadrature '", opt.quadrature,
+                "' is not gauss, gll, a degree, or gauss:D / gll:D");
   if (q != "gauss") o.quadrature = QuadratureType::GaussLobatto;
   if (!deg.empty()) {
     std::size_t used = 0;
@@ -62,8 +63,8 @@ OperatorOptions operator_options(const PoissonOptions& opt) {
     } catch (const std::exception&) {
       used = 0;
     }
-    TESSERA_REQUIRE(used == deg.size() && d >= 0, "poisson: --quadrature '", opt.quadrature,
-                    "': the degree must be a non-negative integer");
+    require_usage(used == deg.size() && d >= 0, "poisson: --quadrature '", opt.quadrature,
+                  "': the degree must be a non-negative integer");
     o.degree = d;
   }
   return o;
@@ -134,16 +135,39 @@ struct SourceF {
   TESSERA_HOST_DEVICE double operator()(const double* x, double*) const { return pb.f(x); }
 };
 
+/// --progress: lines on stderr as the run goes, so that a long set-up or solve shows it is
+/// alive. On a terminal the CG iteration is rewritten in place; elsewhere (a batch job's log)
+/// it is a new line about once a second.
+struct Progress {
+  bool on = false;   ///< print at all
+  bool tty = false;  ///< stderr is a terminal
+  int level = 0;     ///< refinement level of the run (--refine + study level)
+  static Progress of(const std::string& mode) {
+    Progress p;
+    p.tty = isatty(fileno(stderr));
+    p.on = mode == "on" || (mode == "auto" && p.tty);
+    return p;
+  }
+  void phase(const std::string& name, double seconds) const {
+    if (on) std::fprintf(stderr, "tessera poisson: refine %d: %s done, %.3g s\n", level, name.c_str(), seconds);
+  }
+  void note(const std::string& what) const {
+    if (on) std::fprintf(stderr, "tessera poisson: refine %d: %s\n", level, what.c_str());
+  }
+};
+
 /// Wall times of the phases of one solve, in order (each ends with a fence, so device work is
 /// counted in the phase that launched it).
 struct Phases {
   std::vector<std::pair<std::string, double>> list;
   Clock::time_point last = Clock::now();
+  const Progress* progress = nullptr;
   void mark(const char* name) {
     fence(name);
     const auto now = Clock::now();
     list.emplace_back(name, std::chrono::duration<double>(now - last).count());
     last = now;
+    if (progress) progress->phase(name, list.back().second);
   }
   void restart() { last = Clock::now(); }
   double total() const {
@@ -200,8 +224,8 @@ std::vector<int> parse_orders(const std::string& s, int p) {
     } catch (const std::exception&) {
       used = 0;
     }
-    TESSERA_REQUIRE(used == item.size() && !item.empty(), "poisson: --mg-orders: '", item, "' in '", s,
-                    "' is not an integer");
+    require_usage(used == item.size() && !item.empty(), "poisson: --mg-orders: '", item, "' in '", s,
+                  "' is not an integer");
     o.push_back(v);
     at = comma + 1;
   }
@@ -209,8 +233,9 @@ std::vector<int> parse_orders(const std::string& s, int p) {
 }
 
 Solved solve(const PoissonOptions& opt, const Mesh& mesh, const std::vector<const Mesh*>& coarser, const Exec& exec,
-             std::ostream& out, bool write) {
+             std::ostream& out, bool write, const Progress& progress) {
   Solved r;
+  r.phases.progress = &progress;
   check_flat(mesh, opt.mesh);
   const auto t0 = Clock::now();
   r.phases.restart();
@@ -269,22 +294,28 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const std::vector<cons
   r.phases.mark(mg ? "multigrid_setup" : "diagonal");
   r.setup_s = std::chrono::duration<double>(Clock::now() - t0).count();
 
-  const bool tty = isatty(fileno(stderr));
+  const bool tty = progress.on && progress.tty;
   auto last = Clock::now();
   CgOptions co;
   co.rel_tol = opt.tol;
   co.max_iters = opt.max_iters;
   co.monitor = [&](int it, double res) {
-    if (!tty) return;
-    if (std::chrono::duration<double>(Clock::now() - last).count() < 0.5) return;
+    if (!progress.on) return;
+    if (std::chrono::duration<double>(Clock::now() - last).count() < (tty ? 0.5 : 1.0)) return;
     last = Clock::now();
-    std::fprintf(stderr, "\r  CG iteration %6d  relative residual %.3e", it, res);
+    if (tty) std::fprintf(stderr, "\r  CG iteration %6d  relative residual %.3e", it, res);
+    else {
+      char line[96];
+      std::snprintf(line, sizeof line, "CG iteration %d, relative residual %.3e", it, res);
+      progress.note(line);
+    }
   };
   const auto t1 = Clock::now();
   r.phases.restart();
   // CG for the correction to the boundary data (the homogeneous system)
   const CgResult cr = mg ? C.solve(b.cview(), ubc.cview(), x.view(), co, mgp->preconditioner())
                          : C.solve(b.cview(), ubc.cview(), x.view(), co, inv.cview());
+  if (tty) std::fprintf(stderr, "\r%60s\r", "");  // the CG line, before the next progress line
   if (mg) {
     const auto& t = mgp->timings();
     nlohmann::json lv = nlohmann::json::array();
@@ -298,7 +329,6 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const std::vector<cons
   }
   r.phases.mark("solve");
   r.solve_s = std::chrono::duration<double>(Clock::now() - t1).count();
-  if (tty) std::fprintf(stderr, "\r%60s\r", "");
   r.iterations = cr.iterations;
   r.converged = cr.converged;
   r.rel_residual = cr.rel_residual;
@@ -354,26 +384,77 @@ void check_output(const std::string& path) {
   if (!existed) std::remove(path.c_str());
 }
 
+/// Refuses meshes the matrix-free operators do not handle, before anything is printed: 1-D
+/// meshes (segments) have no H1Operator kernels.
+void check_supported(const Mesh& mesh, const std::string& name) {
+  TESSERA_REQUIRE(mesh.dim() >= 2, "poisson: mesh '", name, "' is 1-D (", mesh.num_elements(),
+                  " segments); poisson's matrix-free operators work on triangles, quadrilaterals, tetrahedra and "
+                  "hexahedra only: give a 2-D or 3-D mesh (tessera assemble builds mass and diffusion matrices "
+                  "of 1-D meshes)");
+}
+
+/// Orders whose cost is known to be impractical: on triangles and tetrahedra the operator
+/// applies dense tables of the basis gradients at the quadrature points (no sum factorization),
+/// nodes x points x dim entries per geometry, and their size grows like p^6 on tetrahedra. Past
+/// 10^6 entries (8 MB, more than a core's L2 cache; tetrahedra from p = 10) an apply costs
+/// about 4 dim nodes points flops per element: say so, with the estimate, before the set-up.
+void warn_impractical(const Mesh& mesh, const PoissonOptions& opt, const OperatorOptions& oo) {
+  constexpr double kTableLimit = 1e6;
+  for (const Geometry g : {Geometry::Triangle, Geometry::Tetrahedron}) {
+    if (mesh.num_elements(g) == 0 || fem::dim(g) != mesh.dim()) continue;
+    const double nodes = double(num_nodes(g, opt.order));
+    double points = 0;
+    try {
+      const QuadratureRule q = quadrature(g, oo.degree >= 0 ? oo.degree : 2 * opt.order);
+      points = double(q.size());
+    } catch (const Error&) {
+      continue;  // the operator refuses the rule itself, with its own message
+    }
+    const double table = nodes * points * fem::dim(g);
+    if (table <= kTableLimit) continue;
+    // uniform refinement multiplies the elements by 2^dim
+    const double elements = double(mesh.num_elements(g)) * std::pow(double(1 << mesh.dim()), opt.refine);
+    const double flops = 4.0 * table * elements;
+    std::fprintf(stderr,
+                 "tessera: warning: order %d on %s is known to be impractical: %.0f nodes and %.0f quadrature points "
+                 "per element, a gradient table of %.3g entries (%.0f MB) applied without sum factorization, about "
+                 "%.2g flops per operator apply on this mesh (a multigrid CG iteration does several): expect "
+                 "seconds per iteration on a CPU; orders up to %d on %s, or hexahedra, run well\n",
+                 opt.order, g == Geometry::Tetrahedron ? "tetrahedra" : "triangles", nodes, points, table,
+                 table * 8 / 1e6, flops, g == Geometry::Tetrahedron ? 8 : 16,
+                 g == Geometry::Tetrahedron ? "tetrahedra" : "triangles");
+  }
+}
+
 }  // namespace
 
 int run_poisson(const PoissonOptions& opt, std::ostream& out) {
-  TESSERA_REQUIRE(opt.order >= 1, "poisson: order must be >= 1 (got ", opt.order, ")");
-  TESSERA_REQUIRE(opt.tol > 0 && opt.tol < 1, "poisson: the CG tolerance must lie in (0, 1), got ", opt.tol);
+  require_usage(opt.order >= 1, "poisson: order must be >= 1 (got ", opt.order, ")");
+  require_usage(opt.tol > 0 && opt.tol < 1, "poisson: the CG tolerance must lie in (0, 1), got ", opt.tol);
   const OperatorOptions oo = operator_options(opt);  // bad values: refused before any mesh is read
   const std::string rule = std::string(oo.quadrature == QuadratureType::Gauss ? "gauss" : "gauss-lobatto") +
                            (oo.degree >= 0 ? " degree " + std::to_string(oo.degree) : "");
   const Exec exec = Exec::parse(opt.backend);
   if (!opt.output.empty()) check_output(opt.output);
+  require_usage(opt.progress == "auto" || opt.progress == "on" || opt.progress == "off", "poisson: --progress '",
+                opt.progress, "' is not one of auto, on, off");
+  Progress progress = Progress::of(opt.progress);
   std::vector<Solved> levels;
   std::deque<fem::Mesh> meshes;  // a deque: the solver keeps pointers to its meshes
   const int nlev = opt.study > 0 ? opt.study + 1 : 1;
+  // The mesh first: one that poisson cannot solve on is refused before the report starts
+  const auto t_load = Clock::now();
+  meshes.push_back(io::load_mesh(opt.mesh, 0));
+  const double load_s = std::chrono::duration<double>(Clock::now() - t_load).count();
+  check_supported(meshes[0], opt.mesh);
+  warn_impractical(meshes[0], opt, oo);
   if (!opt.json) {
     const char* problem = opt.rhs == "one"   ? "-lap u = 1, u = 0 on the boundary"
                           : opt.rhs == "sin" ? "-lap u = f, u = prod_d sin(pi x_d), Dirichlet data on the boundary"
                                              : "-lap u = f, u = exp(x + y/2 + z/4), Dirichlet data on the boundary";
     out << "tessera poisson: " << problem << ", order " << opt.order << ", backend " << to_string(exec.backend)
         << ", quadrature " << rule << ", geometry " << opt.geometry << ", CG preconditioner "
-        << (opt.precond == "mg" ? "p-multigrid" : "jacobi") << "\n";
+        << (opt.precond == "mg" ? "p-multigrid" : "jacobi") << "\n" << std::flush;
   }
   nlohmann::json runs = nlohmann::json::array();
   int rc = 0;
@@ -381,15 +462,16 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
     // The refinement hierarchy: meshes[r] is the mesh refined r times; the coarser ones are
     // multigrid's mesh levels (the last --mg-mesh-levels of them).
     const auto tm = Clock::now();
-    if (meshes.empty()) meshes.push_back(io::load_mesh(opt.mesh, 0));
+    progress.level = opt.refine + l;
     while (int(meshes.size()) <= opt.refine + l) meshes.push_back(fem::refine_uniformly(meshes.back()));
     const fem::Mesh& mesh = meshes[std::size_t(opt.refine + l)];
     std::vector<const fem::Mesh*> coarser;
     const int avail = opt.refine + l;
     const int use = opt.mg_mesh_levels < 0 ? avail : std::min(avail, opt.mg_mesh_levels);
     for (int r = avail - use; r < avail; ++r) coarser.push_back(&meshes[std::size_t(r)]);
-    const double mesh_s = std::chrono::duration<double>(Clock::now() - tm).count();
-    Solved s = solve(opt, mesh, coarser, exec, out, l == nlev - 1);
+    const double mesh_s = std::chrono::duration<double>(Clock::now() - tm).count() + (l == 0 ? load_s : 0.0);
+    progress.phase("mesh (" + std::to_string(mesh.num_elements()) + " elements)", mesh_s);
+    Solved s = solve(opt, mesh, coarser, exec, out, l == nlev - 1, progress);
     s.phases.list.insert(s.phases.list.begin(), {"mesh", mesh_s});
     levels.push_back(s);
     if (!s.converged) rc = 3;

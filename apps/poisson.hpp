@@ -28,6 +28,9 @@ struct PoissonOptions {
   std::string coarse = "auto";            ///< auto | amg | cg
   double coarse_tol = 1e-6;               ///< relative tolerance of the CG coarse solve
   int mg_mesh_levels = -1;                ///< coarser meshes of the --refine hierarchy used as levels (-1: all)
+  /// Progress lines on stderr (each phase, the CG iterations): auto (when stderr is a terminal),
+  /// on (also in batch jobs: a line per phase, the iteration about once a second) or off.
+  std::string progress = "auto";
 };
 
 /// Solves, prints the report; returns 0, or 3 when CG did not converge.

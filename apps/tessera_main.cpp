@@ -1,6 +1,7 @@
 // The tessera command-line tool.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -10,24 +11,30 @@
 #include <iostream>
 #include <map>
 #include <new>
-#include <nlohmann/json.hpp>
-
-#include "tessera/fem/h1_space.hpp"
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "assemble.hpp"
 #include "bench.hpp"
+#include "bench_util.hpp"
+#include "cli_support.hpp"
 #include "poisson.hpp"
 #include "thermoelastic.hpp"
+#include "usage_error.hpp"
 #include "tessera/core.hpp"
+#include "tessera/fem/h1_space.hpp"
 #include "tessera/fem/mesh.hpp"
+#include "tessera/fem/reference_element.hpp"
 #include "tessera/io/mesh_io.hpp"
 #include "tessera/io/vtu.hpp"
 
 namespace {
+
+using namespace tessera::app;
 
 int devices(std::ostream& out) {
   out << "tessera " << TESSERA_VERSION << "\n\nBackends in this build:\n";
@@ -39,6 +46,7 @@ int devices(std::ostream& out) {
                                     : tessera::cuda_available() ? "yes" : "compiled in, no usable GPU")
       << "\n";
   out << "Default backend: " << tessera::to_string(tessera::Exec::best().backend) << "\n";
+  print_thread_settings(out);
   for (const auto& d : tessera::cuda_devices()) {
     out << "\nGPU " << d.id << ": " << d.name << " (compute capability " << d.cc_major << "." << d.cc_minor << ")\n"
         << "  multiprocessors           " << d.sm_count << "\n"
@@ -55,9 +63,6 @@ int devices(std::ostream& out) {
 }
 
 // ---- tessera info / convert ------------------------------------------------------------------
-
-/// Exit status of commands whose input (a mesh file or spec) was refused.
-constexpr int kBadInput = 2;
 
 struct MeshOptions {
   std::string mesh;        ///< file or generator spec
@@ -98,6 +103,66 @@ std::string fmt(double x) {
   return os.str();
 }
 
+/// The exterior of a mesh (its faces used by one element; 2-D: edges, 1-D: vertices), where
+/// `poisson` puts its Dirichlet data, against the boundary faces the file stores.
+struct BoundaryReport {
+  tessera::index_t exterior = 0;          ///< faces used by one element
+  tessera::index_t exterior_stored = 0;   ///< of those, the ones a stored boundary face covers
+  tessera::index_t stored_interior = 0;   ///< stored boundary faces on faces of two elements
+  tessera::index_t stored_elsewhere = 0;  ///< stored boundary faces that are no element's face
+};
+
+BoundaryReport boundary_report(const tessera::fem::Mesh& m) {
+  using tessera::index_t;
+  using Key = std::array<index_t, 4>;  // sorted vertex ids, padded with -1
+  const auto key = [](auto&& ids) {
+    Key k{-1, -1, -1, -1};
+    std::size_t n = 0;
+    for (index_t v : ids) k[n++] = v;
+    std::sort(k.begin(), k.begin() + n);
+    return k;
+  };
+  std::vector<Key> sides;
+  for (index_t e = 0; e < m.num_elements(); ++e) {
+    const auto g = m.element_geometry(e);
+    const auto v = m.element_vertices(e);
+    if (m.dim() == 1) {
+      for (int k = 0; k < 2; ++k) sides.push_back(key(std::array<index_t, 1>{v[std::size_t(k)]}));
+    } else if (m.dim() == 2) {
+      for (int k = 0; k < tessera::fem::num_edges(g); ++k) {
+        const auto ev = tessera::fem::edge_vertices(g, k);
+        sides.push_back(key(std::array<index_t, 2>{v[std::size_t(ev[0])], v[std::size_t(ev[1])]}));
+      }
+    } else {
+      for (int f = 0; f < tessera::fem::num_faces(g); ++f) {
+        std::vector<index_t> ids;
+        for (int lv : tessera::fem::face_vertices(g, f)) ids.push_back(v[std::size_t(lv)]);
+        sides.push_back(key(ids));
+      }
+    }
+  }
+  std::sort(sides.begin(), sides.end());
+  std::vector<Key> exterior;  // sorted
+  for (std::size_t i = 0; i < sides.size();) {
+    std::size_t j = i;
+    while (j < sides.size() && sides[j] == sides[i]) ++j;
+    if (j - i == 1) exterior.push_back(sides[i]);
+    i = j;
+  }
+  BoundaryReport r;
+  r.exterior = index_t(exterior.size());
+  std::vector<char> covered(exterior.size(), 0);
+  for (index_t b = 0; b < m.num_boundary(); ++b) {
+    const Key k = key(m.boundary_vertices(b));
+    const auto it = std::lower_bound(exterior.begin(), exterior.end(), k);
+    if (it != exterior.end() && *it == k) covered[std::size_t(it - exterior.begin())] = 1;
+    else if (std::binary_search(sides.begin(), sides.end(), k)) ++r.stored_interior;
+    else ++r.stored_elsewhere;
+  }
+  for (char c : covered) r.exterior_stored += c;
+  return r;
+}
+
 int info(const MeshOptions& opt, std::ostream& out) {
   const Loaded l = load(opt);
   const tessera::fem::Mesh& m = l.mesh;
@@ -112,6 +177,13 @@ int info(const MeshOptions& opt, std::ostream& out) {
   const auto detj = has_elements ? m.det_jacobian_range() : std::array<double, 2>{0, 0};
   const auto box = m.num_vertices() ? m.bounding_box() : std::array<std::array<double, 3>, 2>{};
   const int sdim = m.space_dim();
+  const BoundaryReport br = boundary_report(m);
+  // Boundary conditions given per boundary attribute would leave part of the boundary out, while
+  // poisson uses the whole exterior: say so. (1-D: boundary points are not stored.)
+  if (m.dim() >= 2 && br.exterior_stored < br.exterior)
+    std::cerr << "tessera: warning: the boundary faces of '" << opt.mesh << "' cover " << br.exterior_stored
+              << " of its " << br.exterior << " exterior faces (faces of one element); poisson sets Dirichlet "
+              << "data on every exterior face, whatever the boundary faces say\n";
   // H1 space of order p: its DOF count, boundary DOFs and the time to number it.
   tessera::index_t dofs = 0, boundary_dofs = 0;
   double space_seconds = 0;
@@ -138,6 +210,10 @@ int info(const MeshOptions& opt, std::ostream& out) {
     for (auto [a, n] : boundary_attributes) ba[std::to_string(a)] = n;
     for (auto [a, n] : attributes) ea[std::to_string(a)] = n;
     j["boundary_faces_per_attribute"] = ba;
+    j["exterior_faces"] = br.exterior;
+    j["exterior_faces_with_boundary_face"] = br.exterior_stored;
+    j["boundary_faces_on_interior_faces"] = br.stored_interior;
+    j["boundary_faces_not_element_faces"] = br.stored_elsewhere;
     j["elements_per_attribute"] = ea;
     j["geometry_order"] = m.nodes_order() > 0 ? m.nodes_order() : 1;
     j["curved"] = m.has_nodes();
@@ -179,6 +255,16 @@ int info(const MeshOptions& opt, std::ostream& out) {
     out << ")";
   }
   out << "\n";
+  row("exterior faces") << br.exterior << " (" << (m.dim() == 1 ? "vertices" : m.dim() == 2 ? "edges" : "faces")
+                        << " of one element: poisson's Dirichlet boundary)";
+  if (m.dim() > 1 && br.exterior > 0)
+    out << (br.exterior_stored == br.exterior ? ", all of them boundary faces"
+                                              : ", " + std::to_string(br.exterior - br.exterior_stored) +
+                                                    " of them without a boundary face");
+  out << "\n";
+  if (br.stored_interior || br.stored_elsewhere)
+    row("") << br.stored_interior << " boundary faces lie between two elements, " << br.stored_elsewhere
+            << " are no element's face\n";
   row("element attributes");
   {
     const char* sep = "";
@@ -222,18 +308,18 @@ int convert(const MeshOptions& opt, std::ostream& out) {
 }
 
 void add_fem_bench_options(CLI::App* cmd, tessera::bench::FemOptions& o, bool components) {
-  cmd->add_option("--backend", o.backend, "serial | openmp | cuda | auto")->capture_default_str();
+  cmd->add_option("--backend", o.backend, "serial | openmp | cuda | auto")->check(backend_name())->capture_default_str();
   cmd->add_option("--mesh", o.mesh, "Generator spec (e.g. box:hex:32x32x32) or mesh file (.msh, .mesh, .vtu)")
       ->capture_default_str();
   cmd->add_option("--order", o.order, "Polynomial order p of the H1 space")
-      ->check(CLI::Range(1, 64))
+      ->check(in_range(1, 64))
       ->capture_default_str();
   if (components)
     cmd->add_option("--components", o.components, "Field components gathered per node")
-        ->check(CLI::Range(1, 64))
+        ->check(in_range(1, 64))
         ->capture_default_str();
   cmd->add_option("--reps", o.reps, "Timed repetitions (median reported)")
-      ->check(CLI::Range(1, 100000))
+      ->check(in_range(1, 100000))
       ->capture_default_str();
   cmd->add_option("--json", o.json, "Append results as JSON lines to this file");
 }
@@ -241,6 +327,7 @@ void add_fem_bench_options(CLI::App* cmd, tessera::bench::FemOptions& o, bool co
 }  // namespace
 
 int main(int argc, char** argv) {
+  default_wait_policy(argv);
   CLI::App app{"tessera: high-order finite-element kernels for GPUs and CPUs, order chosen at run time"};
   app.require_subcommand(1);
   bool profile = false, sync = false;
@@ -256,13 +343,13 @@ int main(int argc, char** argv) {
   info_cmd->add_option("mesh", info_opt.mesh, "Mesh file (.msh, .mesh, .vtu) or generator spec (e.g. box:tri:4x4)")
       ->required();
   info_cmd->add_option("--refine", info_opt.refine, "Uniform refinements after loading")
-      ->check(CLI::Range(0, 20))
+      ->check(in_range(0, 20))
       ->capture_default_str();
   info_cmd->add_flag("--json", info_opt.json, "Print one JSON object instead of text");
   info_cmd->add_option("--order", info_opt.order, "Also number the order-p H1 space and print its DOF count")
-      ->check(CLI::Range(1, 64));
+      ->check(in_range(1, 64));
   info_cmd->add_option("--components", info_opt.components, "Field components of that space")
-      ->check(CLI::Range(1, 64))
+      ->check(in_range(1, 64))
       ->capture_default_str();
 
   MeshOptions conv_opt;
@@ -270,7 +357,7 @@ int main(int argc, char** argv) {
   conv_cmd->add_option("in", conv_opt.mesh, "Mesh file (.msh, .mesh, .vtu) or generator spec")->required();
   conv_cmd->add_option("out", conv_opt.out, "Output file (.vtu)")->required();
   conv_cmd->add_option("--refine", conv_opt.refine, "Uniform refinements before writing")
-      ->check(CLI::Range(0, 20))
+      ->check(in_range(0, 20))
       ->capture_default_str();
   conv_cmd->add_flag("--ascii", conv_opt.ascii, "Write numbers as text instead of raw appended binary");
 
@@ -279,9 +366,11 @@ int main(int argc, char** argv) {
       "poisson", "Solve -lap u = f with Dirichlet data (manufactured solution or f = 1), multigrid-preconditioned CG: "
       "DOFs, iterations, times, errors");
   pcmd->add_option("--mesh", pois.mesh, "Generator spec or mesh file")->capture_default_str();
-  pcmd->add_option("--order", pois.order, "Polynomial order p")->check(CLI::Range(1, 16))->capture_default_str();
-  pcmd->add_option("--refine", pois.refine, "Uniform refinements")->check(CLI::Range(0, 10))->capture_default_str();
-  pcmd->add_option("--backend", pois.backend, "serial | openmp | cpu | cuda | gpu | auto")->capture_default_str();
+  pcmd->add_option("--order", pois.order, "Polynomial order p")->check(in_range(1, 16))->capture_default_str();
+  pcmd->add_option("--refine", pois.refine, "Uniform refinements")->check(in_range(0, 10))->capture_default_str();
+  pcmd->add_option("--backend", pois.backend, "serial | openmp | cpu | cuda | gpu | auto")
+      ->check(backend_name())
+      ->capture_default_str();
   pcmd->add_option("--quadrature", pois.quadrature,
                    "gauss (q = p + 2 points), gll (Gauss-Lobatto q = p + 1, collocated), a Gauss degree, or "
                    "gauss:D / gll:D")
@@ -293,12 +382,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   // (0, 1), checked by run_poisson (NaN included)
   pcmd->add_option("--tol", pois.tol, "CG relative tolerance (0 < tol < 1)")->capture_default_str();
-  pcmd->add_option("--max-iters", pois.max_iters, "CG iteration limit")->check(CLI::Range(1, 100000000))
+  pcmd->add_option("--max-iters", pois.max_iters, "CG iteration limit")->check(in_range(1, 100000000))
       ->capture_default_str();
-  pcmd->add_option("--output", pois.output, "Write u, u_exact and the error at the vertices to this .vtu file");
+  pcmd->add_option("--output", pois.output, "Write u, u_exact and the error at the vertices to this .vtu file")
+      ->check(file_ending(".vtu"));
   pcmd->add_flag("--json", pois.json, "Print JSON instead of text");
   pcmd->add_option("--study", pois.study, "Refine N more times and print the observed L2/H1 rates")
-      ->check(CLI::Range(0, 6));
+      ->check(in_range(0, 6));
   pcmd->add_option("--rhs", pois.rhs,
                    "Problem: exp (u = exp(x + y/2 + z/4), the default), sin (u = prod sin(pi x_d), an "
                    "eigenfunction of the Laplacian), one (f = 1, u = 0 on the boundary; reports the solution norm)")
@@ -311,7 +401,7 @@ int main(int argc, char** argv) {
                    "Multigrid orders, fine to coarse: halve (p, ceil(p/2), ..., 1; the default), step (p, p-1, "
                    "..., 1) or a list such as 4,2,1");
   pcmd->add_option("--smoother-degree", pois.smoother_degree, "Chebyshev smoother degree (multigrid)")
-      ->check(CLI::Range(1, 20))
+      ->check(in_range(1, 20))
       ->capture_default_str();
   pcmd->add_option("--coarse", pois.coarse,
                    "Multigrid coarse solver: amg (hypre BoomerAMG), cg (Jacobi CG on the assembled p = 1 matrix), "
@@ -321,11 +411,16 @@ int main(int argc, char** argv) {
   pcmd->add_option("--mg-mesh-levels", pois.mg_mesh_levels,
                    "Multigrid mesh levels: how many of the meshes that --refine made the mesh from serve as levels "
                    "(order 1), finest first; -1: all")
-      ->check(CLI::Range(-1, 10))
+      ->check(in_range(-1, 10))
+      ->capture_default_str();
+  pcmd->add_option("--progress", pois.progress,
+                   "Progress lines on stderr (each phase, the CG iteration): auto (when stderr is a terminal), on "
+                   "(batch jobs too), off")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
   pcmd->add_option("--coarse-tol", pois.coarse_tol,
                    "Relative tolerance of the CG coarse solve (--coarse cg); the V-cycle is linear only up to it")
-      ->check(CLI::Range(1e-16, 0.5))
+      ->check(in_range(1e-16, 0.5))
       ->capture_default_str();
 
   tessera::app::AssembleOptions asm_opt;
@@ -333,17 +428,19 @@ int main(int argc, char** argv) {
       "assemble", "Assemble a bilinear form (mass, diffusion, elasticity) into a CSR matrix: sizes, timings, .mtx");
   acmd->add_option("mesh", asm_opt.mesh, "Mesh file (.msh, .mesh, .vtu) or generator spec (e.g. box:tri:4x4)")
       ->required();
-  acmd->add_option("--order", asm_opt.order, "Polynomial order p")->check(CLI::Range(1, 64))->capture_default_str();
+  acmd->add_option("--order", asm_opt.order, "Polynomial order p")->check(in_range(1, 64))->capture_default_str();
   acmd->add_option("--form", asm_opt.form, "mass | diffusion | elasticity")
       ->check(CLI::IsMember({"mass", "diffusion", "heat", "elasticity"}))
       ->capture_default_str();
   acmd->add_option("--components", asm_opt.components,
                    "Field components (default: 1 for mass and diffusion, the mesh dimension for elasticity)")
-      ->check(CLI::Range(1, 64));
+      ->check(in_range(1, 64));
   acmd->add_option("--refine", asm_opt.refine, "Uniform refinements after loading")
-      ->check(CLI::Range(0, 20))
+      ->check(in_range(0, 20))
       ->capture_default_str();
-  acmd->add_option("--backend", asm_opt.backend, "serial | openmp | cpu | cuda | gpu | auto")->capture_default_str();
+  acmd->add_option("--backend", asm_opt.backend, "serial | openmp | cpu | cuda | gpu | auto")
+      ->check(backend_name())
+      ->capture_default_str();
   acmd->add_option("--fill", asm_opt.fill,
                    "deterministic (buffered entries summed in a fixed order), atomic, auto (atomic on the GPU)")
       ->check(CLI::IsMember({"deterministic", "atomic", "auto"}))
@@ -370,20 +467,23 @@ int main(int argc, char** argv) {
                     "2d (triangles and quadrilaterals in four material quadrants), 3d (hexahedra and tetrahedra), "
                     "or a generator spec / mesh file (one material)")
       ->capture_default_str();
-  tecmd->add_option("--order", te_opt.order, "Polynomial order p of T and u")->check(CLI::Range(1, 16))
+  tecmd->add_option("--order", te_opt.order, "Polynomial order p of T and u")->check(in_range(1, 16))
       ->capture_default_str();
   tecmd->add_option("--n", te_opt.n, "2d / 3d: cells per direction at the first level (even)")
-      ->check(CLI::Range(2, 4096))
+      ->check(in_range(2, 4096))
       ->capture_default_str();
   tecmd->add_option("--study", te_opt.study, "Levels after the first (n doubled or one more refinement each): rates")
-      ->check(CLI::Range(0, 6))
+      ->check(in_range(0, 6))
       ->capture_default_str();
-  tecmd->add_option("--backend", te_opt.backend, "serial | openmp | cpu | cuda | gpu | auto")->capture_default_str();
+  tecmd->add_option("--backend", te_opt.backend, "serial | openmp | cpu | cuda | gpu | auto")
+      ->check(backend_name())
+      ->capture_default_str();
   tecmd->add_option("--tol", te_opt.tol, "CG relative tolerance (0 < tol < 1)")->capture_default_str();
   tecmd->add_option("--max-iters", te_opt.max_iters, "CG iteration limit of each solve")
-      ->check(CLI::Range(1, 100000000))
+      ->check(in_range(1, 100000000))
       ->capture_default_str();
-  tecmd->add_option("--output", te_opt.output, "Write T, u and their exact values at the vertices to this .vtu file");
+  tecmd->add_option("--output", te_opt.output, "Write T, u and their exact values at the vertices to this .vtu file")
+      ->check(file_ending(".vtu"));
   tecmd->add_flag("--json", te_opt.json, "Print JSON instead of text");
 
   auto* bench = app.add_subcommand("bench", "Run a benchmark");
@@ -391,55 +491,67 @@ int main(int argc, char** argv) {
   tessera::bench::CoreOptions core;
   auto* bcore = bench->add_subcommand(
       "core", "forall/team-launch bandwidth vs. the copy bandwidth of the same run, launch overhead");
-  bcore->add_option("--backend", core.backend, "serial | openmp | cuda | auto")->capture_default_str();
+  bcore->add_option("--backend", core.backend, "serial | openmp | cuda | auto")
+      ->check(backend_name())
+      ->capture_default_str();
   bcore->add_option("--n", core.n, "Doubles per array (0: 2^27 on a GPU, 2^24 on a CPU)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
   bcore->add_option("--reps", core.reps, "Timed repetitions (median reported)")
-      ->check(CLI::Range(1, 100000))
+      ->check(in_range(1, 100000))
       ->capture_default_str();
   bcore->add_option("--json", core.json, "Append results as JSON lines to this file");
 
   tessera::bench::VtableOptions vtable_opt;
   auto* bvtable = bench->add_subcommand(
       "vtable", "Y += aX by N classes: typed, device virtual calls, switch, polymorphic driver (seed 003)");
-  bvtable->add_option("--backend", vtable_opt.backend, "serial | openmp | cuda | auto")->capture_default_str();
-  bvtable->add_option("--rows", vtable_opt.rows, "Rows m (0: 2^17 on a GPU, 2^14 on a CPU)")
-      ->check(CLI::NonNegativeNumber)
+  bvtable->add_option("--backend", vtable_opt.backend, "serial | openmp | cuda | auto")
+      ->check(backend_name())
       ->capture_default_str();
-  bvtable->add_option("--cols", vtable_opt.cols, "Comma-separated columns n (default 16..4096 on a GPU, 16..1024 on a CPU)");
+  bvtable->add_option("--rows", vtable_opt.rows, "Rows m (0: 2^17 on a GPU, 2^14 on a CPU)")
+      ->check(at_least(0))
+      ->capture_default_str();
+  bvtable->add_option("--cols", vtable_opt.cols, "Comma-separated columns n (default 16..4096 on a GPU, 16..1024 on a CPU)")
+      ->check(number_list(true));
   bvtable->add_option("--classes", vtable_opt.classes, "Comma-separated numbers of classes N (1..32)")
+      ->check(number_list(true))
       ->capture_default_str();
   bvtable->add_option("--divergence", vtable_opt.divergence, "Comma-separated divergence levels D (row i uses object i % D)")
+      ->check(number_list(true))
       ->capture_default_str();
   bvtable->add_option("--reps", vtable_opt.reps, "Timed repetitions, median reported (0: 10 on a GPU, 5 on a CPU)")
-      ->check(CLI::Range(0, 100000))
+      ->check(in_range(0, 100000))
       ->capture_default_str();
   bvtable->add_option("--json", vtable_opt.json, "Append results as JSON lines to this file");
 
   tessera::bench::AssemblyBenchOptions basm_opt;
   auto* basm = bench->add_subcommand(
       "assembly", "Global CSR assembly: symbolic, fill, re-assembly, fill roofline, SpMV vs matrix-free (seed 003)");
-  basm->add_option("--backend", basm_opt.backend, "serial | openmp | cuda | auto")->capture_default_str();
+  basm->add_option("--backend", basm_opt.backend, "serial | openmp | cuda | auto")
+      ->check(backend_name())
+      ->capture_default_str();
   basm->add_option("--geometries", basm_opt.geometries, "Comma-separated: tri, quad, tet, hex")->capture_default_str();
-  basm->add_option("--orders", basm_opt.orders, "Comma-separated orders (default 1..8, tetrahedra 1..6)");
+  basm->add_option("--orders", basm_opt.orders, "Comma-separated orders (default 1..8, tetrahedra 1..6)")
+      ->check(number_list(true));
   basm->add_option("--forms", basm_opt.forms, "Comma-separated: mass, diffusion, elasticity")->capture_default_str();
   basm->add_option("--dofs", basm_opt.dofs, "About this many scalar DOFs per mesh (0: 2e6 on a GPU, 2e5 on a CPU)")
-      ->check(CLI::Range(0.0, 1e9))
+      ->check(in_range(0.0, 1e9))
       ->capture_default_str();
   basm->add_option("--max-entries", basm_opt.max_entries,
                    "Largest number of element-matrix entries per mesh (0: 4e8 on a GPU, 2e7 on a CPU): the mesh "
                    "shrinks to fit")
-      ->check(CLI::Range(0.0, 1e12))
+      ->check(in_range(0.0, 1e12))
       ->capture_default_str();
   basm->add_option("--reps", basm_opt.reps, "Timed repetitions (median reported)")
-      ->check(CLI::Range(1, 100000))
+      ->check(in_range(1, 100000))
       ->capture_default_str();
   basm->add_option("--fill", basm_opt.fill, "Comma-separated fill modes: deterministic, atomic")->capture_default_str();
   basm->add_option("--dispatch", basm_opt.dispatch, "Comma-separated: driver, functor")->capture_default_str();
   basm->add_option("--seed-mesh", basm_opt.seed_mesh, "Mesh of the Poisson application (none: skip it)")
       ->capture_default_str();
-  basm->add_option("--seed-orders", basm_opt.seed_orders, "Orders of the Poisson application")->capture_default_str();
+  basm->add_option("--seed-orders", basm_opt.seed_orders, "Orders of the Poisson application")
+      ->check(number_list(true))
+      ->capture_default_str();
   basm->add_option("--json", basm_opt.json, "Append results as JSON lines to this file");
 
   tessera::bench::FemOptions restriction_opt, geometry_opt;
@@ -453,51 +565,56 @@ int main(int argc, char** argv) {
   tessera::bench::TensorOptions tensor_opt;
   auto* btensor = bench->add_subcommand(
       "tensor", "Tensor statements over grids (one fused kernel each): effective bandwidth vs hand loops and copy");
-  btensor->add_option("--backend", tensor_opt.backend, "serial | openmp | cuda | auto")->capture_default_str();
-  btensor->add_option("--min", tensor_opt.min, "Smallest grid size")->check(CLI::PositiveNumber)->capture_default_str();
+  btensor->add_option("--backend", tensor_opt.backend, "serial | openmp | cuda | auto")
+      ->check(backend_name())
+      ->capture_default_str();
+  btensor->add_option("--min", tensor_opt.min, "Smallest grid size")->check(at_least(1))->capture_default_str();
   btensor->add_option("--max", tensor_opt.max, "Largest grid size (0: 1e8 on a GPU, 1e7 on a CPU)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
   btensor->add_option("--per-decade", tensor_opt.per_decade, "Grid sizes per decade (log spaced)")
-      ->check(CLI::Range(1, 20))
+      ->check(in_range(1, 20))
       ->capture_default_str();
-  btensor->add_option("--sizes", tensor_opt.sizes, "Comma-separated grid sizes (overrides --min/--max)");
+  btensor->add_option("--sizes", tensor_opt.sizes, "Comma-separated grid sizes (overrides --min/--max)")
+      ->check(number_list(false));
   btensor->add_option("--reps", tensor_opt.reps, "Timed repetitions (median reported)")
-      ->check(CLI::Range(1, 100000))
+      ->check(in_range(1, 100000))
       ->capture_default_str();
   btensor->add_option("--json", tensor_opt.json, "Append results as JSON lines to this file");
   btensor->add_option("--statement", tensor_opt.statement,
                       "Run only the cases whose name contains this (eq10 .. eq21, eq6, contract1, gh)");
   btensor->add_option("--max-gb", tensor_opt.max_gb, "Memory cap in GB (0: half the host memory / 80% of the GPU's)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   btensor->add_flag("!--no-graph", tensor_opt.graph, "Do not time the GH module as a CUDA graph");
 
   tessera::bench::InterpolateOptions interp_opt, tune_opt;
   const auto add_interp_options = [](CLI::App* cmd, tessera::bench::InterpolateOptions& o) {
-    cmd->add_option("--backend", o.backend, "serial | openmp | cuda | auto")->capture_default_str();
+    cmd->add_option("--backend", o.backend, "serial | openmp | cuda | auto")->check(backend_name())->capture_default_str();
     cmd->add_option("--geometries", o.geometries, "Comma-separated: tri, quad, tet, hex")->capture_default_str();
-    cmd->add_option("--orders", o.orders, "Comma-separated polynomial orders")->capture_default_str();
+    cmd->add_option("--orders", o.orders, "Comma-separated polynomial orders")
+        ->check(number_list(true))
+        ->capture_default_str();
     cmd->add_option("--fields", o.fields, "Comma-separated: scalar, vector (dim components)")->capture_default_str();
     cmd->add_option("--what", o.what,
                     "Comma-separated kinds: values, ref-grad, grad (join with '+' to evaluate together)")
         ->capture_default_str();
     cmd->add_option("--elements", o.elements, "Elements per mesh for p <= 3 (higher p: fewer, about the same DOFs)")
-        ->check(CLI::Range(1.0, 1e9))
+        ->check(in_range(1.0, 1e9))
         ->capture_default_str();
     cmd->add_option("--max-epb", o.max_epb, "Largest elements per block swept (at most 32 in 2-D, 16 in 3-D)")
-        ->check(CLI::Range(1, 32))
+        ->check(in_range(1, 32))
         ->capture_default_str();
     cmd->add_flag("--transpose", o.transpose, "Also time the transpose (integrate)");
     cmd->add_flag("--stored-geometry", o.stored_geometry, "Gradients from stored J^-1 instead of on the fly");
     cmd->add_flag("--component-major", o.component_major, "Component-major output layout");
     cmd->add_option("--chunk", o.chunk, "Forward kernels: elements per thread group, one after the other (0: 512 / nodes, at most 8)")
-        ->check(CLI::Range(0, 64))
+        ->check(in_range(0, 64))
         ->capture_default_str();
     cmd->add_option("--threads", o.threads, "Triangles/tetrahedra: threads per element (0: max(nodes, points) up to 32)")
-        ->check(CLI::Range(0, 256))
+        ->check(in_range(0, 256))
         ->capture_default_str();
     cmd->add_option("--reps", o.reps, "Timed repetitions (median reported)")
-        ->check(CLI::Range(1, 100000))
+        ->check(in_range(1, 100000))
         ->capture_default_str();
     cmd->add_option("--json", o.json, "Append results as JSON lines to this file");
     cmd->add_option("--cache", o.cache, "Tuning cache file (default: TESSERA_TUNING_CACHE or ~/.cache/tessera)");
@@ -507,21 +624,24 @@ int main(int argc, char** argv) {
   add_interp_options(binterp, interp_opt);
   tessera::bench::BpOptions bp_opt, bk_opt, tune_op_opt;
   const auto add_bp_options = [](CLI::App* cmd, tessera::bench::BpOptions& o, const char* family) {
-    cmd->add_option("--backend", o.backend, "serial | openmp | cuda | auto")->capture_default_str();
-    cmd->add_option("--orders", o.orders, "Comma-separated orders")->capture_default_str();
+    cmd->add_option("--backend", o.backend, "serial | openmp | cuda | auto")->check(backend_name())->capture_default_str();
+    cmd->add_option("--orders", o.orders, "Comma-separated orders")
+        ->check(number_list(true))
+        ->capture_default_str();
     cmd->add_option("--problems", o.problems, std::string("Comma-separated ") + family + "1.." + family + "6")
         ->capture_default_str();
     cmd->add_option("--geometry", o.geometry, "stored, onthefly or both (comma-separated)")->capture_default_str();
     cmd->add_option("--elements", o.elements, "Mesh elements: hex | tet | quad | tri (box meshes)")
         ->check(CLI::IsMember({"hex", "tet", "quad", "tri"}))
         ->capture_default_str();
-    cmd->add_option("--dofs", o.dofs, "About this many scalar DOFs per mesh")->check(CLI::Range(1e2, 1e9))
+    cmd->add_option("--dofs", o.dofs, "About this many scalar DOFs per mesh")->check(in_range(1e2, 1e9))
         ->capture_default_str();
-    cmd->add_option("--sizes", o.sizes, "Comma-separated DOF counts: a size sweep (overrides --dofs)");
-    cmd->add_option("--reps", o.reps, "Timed repetitions (median)")->check(CLI::Range(1, 100000))
+    cmd->add_option("--sizes", o.sizes, "Comma-separated DOF counts: a size sweep (overrides --dofs)")
+        ->check(number_list(false));
+    cmd->add_option("--reps", o.reps, "Timed repetitions (median)")->check(in_range(1, 100000))
         ->capture_default_str();
     cmd->add_option("--chunk", o.chunk, "Fused kernels: elements per thread group, one after the other (0: 512 / nodes, at most 8)")
-        ->check(CLI::Range(0, 64))
+        ->check(in_range(0, 64))
         ->capture_default_str();
     cmd->add_option("--ordering", o.ordering,
                     "Global node numbering of the H1 spaces (fem::NodeOrdering): auto (interleaved up to p = 2, "
@@ -538,7 +658,7 @@ int main(int argc, char** argv) {
                 "Compose the interpolation kernels (values or gradients at the points, the point-wise product, the "
                 "transpose: three launches) instead of the fused kernel, for comparisons");
   bbp->add_option("--cg-iters", bp_opt.cg_iters, "Jacobi-CG iterations timed per case (0: no CG)")
-      ->check(CLI::Range(0, 100000))
+      ->check(in_range(0, 100000))
       ->capture_default_str();
   auto* bbk = bench->add_subcommand("bk", "CEED BK1-BK6: element-level operator apply (E-vector to E-vector)");
   bk_opt.problems = "bk1,bk2,bk3,bk4,bk5,bk6";
@@ -559,9 +679,23 @@ int main(int argc, char** argv) {
   add_bp_options(toper, tune_op_opt, "bp");
   toper->add_option("--cache", tune_op_opt.cache, "Tuning cache file (default: TESSERA_TUNING_CACHE or ~/.cache/tessera)");
 
-  CLI11_PARSE(app, argc, argv);
-  const bool mesh_command =
-      info_cmd->parsed() || conv_cmd->parsed() || pcmd->parsed() || acmd->parsed() || tecmd->parsed();
+  // Command-line mistakes: one line on stderr naming the option and the value, exit status 2.
+  std::string path;
+  if (const std::string msg = scan_arguments(app, argc, argv, path); !msg.empty()) {
+    std::cerr << "tessera: error: " << msg << "\n";
+    return kUsage;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    std::cerr << "tessera: error: " << (path == "tessera" ? "" : path.substr(8) + ": ") << what << " (" << path
+              << " --help)\n";
+    return kUsage;
+  }
   int rc = 0;
   try {
     if (sync) tessera::set_sync_launches(true);
@@ -586,20 +720,22 @@ int main(int argc, char** argv) {
       tune_opt.tune = true;
       rc = tessera::bench::run_interpolate(tune_opt, std::cout);
     }
+    // bench and tune: a warning where the machine was too busy for the fractions to mean anything
+    tessera::bench::report_noise(std::cout);
     if (profile) {
       std::cout << "\nKernel timers:\n";
       tessera::profiling::print(std::cout);
     }
-  } catch (const tessera::Error& e) {
+  } catch (const tessera::app::UsageError& e) {  // an option value the command checks itself
     std::cerr << "tessera: error: " << e.what() << "\n";
-    return mesh_command ? kBadInput : 1;
+    return kUsage;
   } catch (const std::bad_alloc&) {
     std::cerr << "tessera: error: out of memory: the mesh or problem is too large for this machine (fewer "
                  "refinements, a lower order or a smaller mesh)\n";
-    return 1;
-  } catch (const std::exception& e) {
+    return kRuntime;
+  } catch (const std::exception& e) {  // tessera::Error: unreadable input, unsupported mesh, ...
     std::cerr << "tessera: error: " << e.what() << "\n";
-    return mesh_command ? kBadInput : 1;
+    return kRuntime;
   }
   return rc;
 }

@@ -26,6 +26,7 @@
 #include "tessera/io/mesh_io.hpp"
 #include "tessera/io/vtu.hpp"
 #include "tessera/linalg/csr.hpp"
+#include "usage_error.hpp"
 
 namespace tessera::app {
 
@@ -450,13 +451,13 @@ Mesh thermoelastic_mesh_3d(int n) {
 }
 
 int run_thermoelastic(const ThermoelasticOptions& opt, std::ostream& out) {
-  TESSERA_REQUIRE(opt.order >= 1, "thermoelastic: --order must be >= 1 (got ", opt.order, ")");
-  TESSERA_REQUIRE(opt.tol > 0 && opt.tol < 1, "thermoelastic: the CG tolerance must lie in (0, 1), got ", opt.tol);
-  TESSERA_REQUIRE(opt.study >= 0, "thermoelastic: --study must be >= 0 (got ", opt.study, ")");
+  require_usage(opt.order >= 1, "thermoelastic: --order must be >= 1 (got ", opt.order, ")");
+  require_usage(opt.tol > 0 && opt.tol < 1, "thermoelastic: the CG tolerance must lie in (0, 1), got ", opt.tol);
+  require_usage(opt.study >= 0, "thermoelastic: --study must be >= 0 (got ", opt.study, ")");
   const Case c = parse_case(opt.mesh);
   if (c != Case::Spec)
-    TESSERA_REQUIRE(opt.n >= 2 && opt.n % 2 == 0, "thermoelastic: --n ", opt.n,
-                    " must be even and >= 2 (the quadrant interfaces x = 1/2, y = 1/2 must be cell faces)");
+    require_usage(opt.n >= 2 && opt.n % 2 == 0, "thermoelastic: --n ", opt.n,
+                  " must be even and >= 2 (the quadrant interfaces x = 1/2, y = 1/2 must be cell faces)");
   const Exec exec = Exec::parse(opt.backend);
   if (!opt.output.empty()) check_output(opt.output);
   const auto level_mesh = [&](int l) {

@@ -216,7 +216,7 @@ int run_assembly(const AssemblyBenchOptions& opt, std::ostream& out) {
                 << " | " << A.nnz() << " | " << a.num_entries() << " | " << sig3(symbolic_ms) << " | "
                 << fem::name(fm) << " | " << fem::name(dp) << " | " << sig3(fill_ms) << " | " << sig3(refill_ms)
                 << " | " << sig3(ne / (fill_ms * 1e3)) << " | " << sig3(nnz / (fill_ms * 1e6)) << " | "
-                << sig3(entries / (fill_ms * 1e6)) << " | " << sig3(gbs) << " | " << sig3(100 * gbs / copy_gbs)
+                << sig3(entries / (fill_ms * 1e6)) << " | " << sig3(gbs) << " | " << percent_of(gbs, copy_gbs, 1)
                 << "% | " << sig3(spmv_ms) << " | " << (mf_ms >= 0 ? sig3(mf_ms) : "-") << " | "
                 << (diff >= 0 ? sig3(diff) : "-") << " |\n"
                 << std::flush;

@@ -276,7 +276,7 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
                          : std::string("composed"))
               << " | "
               << std::setprecision(3) << t << " | " << sig3(gdofs) << " | " << std::setprecision(1)
-              << bytes / ndofs << " | " << std::setprecision(0) << 100 * gdofs / roof << "% |";
+              << bytes / ndofs << " | " << with_percent(percent_of(gdofs, roof)) << " |";
           nlohmann::json j{{"bench", opt.element ? "bk" : "bp"}, {"backend", to_string(exec.backend)},
                            {"ordering", fem::name(space.ordering())},
                            {"device", describe(exec)}, {"problem", pr.name()}, {"order", p},

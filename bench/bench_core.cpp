@@ -144,7 +144,7 @@ int run_core(const CoreOptions& opt, std::ostream& out) {
   }
   for (const auto& r : rows) {
     const double gbs = r.bytes / r.ms / 1e6;
-    out << "| " << r.name << " | " << std::setprecision(1) << gbs << " | " << 100 * gbs / copy_gbs << " | "
+    out << "| " << r.name << " | " << std::setprecision(1) << gbs << " | " << percent_of(gbs, copy_gbs, 1) << " | "
         << std::setprecision(3) << r.ms << " |\n";
     if (js) {
       auto j = meta;
@@ -155,7 +155,7 @@ int run_core(const CoreOptions& opt, std::ostream& out) {
   }
   const double arr_gbs = 24 * dn / array_capture_ms / 1e6;
   out << "| forall triad capturing Arrays | " << std::setprecision(1) << arr_gbs << " | "
-      << 100 * arr_gbs / copy_gbs << " | " << std::setprecision(3) << array_capture_ms << " |\n\n";
+      << percent_of(arr_gbs, copy_gbs, 1) << " | " << std::setprecision(3) << array_capture_ms << " |\n\n";
   out << std::setprecision(2) << "Empty launch, back-to-back (" << batch << " launches): team " << empty_team_us
       << " us, forall " << empty_forall_us << " us per launch.\n";
   out << "Reference-count operations during " << reps + 2

@@ -138,7 +138,7 @@ int run_geometry(const FemOptions& opt, std::ostream& out) {
     for (const auto& r : rows) {
       const double gbs = r.bytes / r.ms / 1e6;
       const double pps = points / (r.ms * 1e-3);
-      out << "| " << r.name << " | " << std::setprecision(1) << gbs << " | " << 100 * gbs / copy_gbs << " | "
+      out << "| " << r.name << " | " << std::setprecision(1) << gbs << " | " << percent_of(gbs, copy_gbs, 1) << " | "
           << std::setprecision(3) << pps / 1e9 << " | " << r.ms << " |\n";
       auto j = meta;
       j.update({{"case", r.name}, {"bytes", r.bytes}, {"median_ms", r.ms}, {"gbs", gbs},

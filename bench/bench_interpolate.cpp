@@ -256,7 +256,7 @@ int run_interpolate(const InterpolateOptions& opt, std::ostream& out) {
             if (fe > 0) s << t_femto * 1e3 << " (" << fe << ")";
             else s << "—";
             s << " | " << ms[1] * 1e3 << " | " << std::setprecision(1) << bytes / 1e6 << " | " << gbs << " | "
-              << std::setprecision(0) << 100 * gbs / copy_gbs << "% |";
+              << with_percent(percent_of(gbs, copy_gbs)) << " |";
             summary.push_back(s.str());
             json.write({{"bench", "interpolate"}, {"row", "summary"}, {"backend", to_string(exec.backend)},
                         {"device", describe(exec)}, {"geometry", fem::name(g)}, {"order", p}, {"components", comps},

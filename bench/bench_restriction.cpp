@@ -78,7 +78,7 @@ int run_restriction(const FemOptions& opt, std::ostream& out) {
       const double ms = time_median(exec, opt.reps, c.run);
       const double gbs = c.bytes / ms / 1e6, gdofs = double(space.num_dofs()) / ms / 1e6;
       out << "| " << fem::name(g) << " | " << c.name << " | " << std::setprecision(1) << gbs << " | "
-          << 100 * gbs / copy_gbs << " | " << std::setprecision(3) << gdofs << " | " << ms << " |\n";
+          << percent_of(gbs, copy_gbs, 1) << " | " << std::setprecision(3) << gdofs << " | " << ms << " |\n";
       js.write({{"bench", "restriction"}, {"backend", to_string(exec.backend)}, {"device", describe(exec)},
                 {"mesh", opt.mesh}, {"geometry", fem::name(g)}, {"elements", r.num_elements()}, {"order", opt.order},
                 {"components", nc}, {"dofs", space.num_dofs()}, {"case", c.name}, {"bytes", c.bytes},

@@ -615,7 +615,7 @@ int run_tensor(const TensorOptions& opt, std::ostream& out) {
       const double bw = bytes / t_ms / 1e6;
       const double gflops = p.flops * static_cast<double>(n) / t_ms / 1e6;
       out << "| " << name << note << " | " << n << " | " << p.ne << " | " << std::setprecision(4) << t_ms << " | "
-          << std::setprecision(1) << bw << " | " << 100 * bw / copy_gbs << " | ";
+          << std::setprecision(1) << bw << " | " << percent_of(bw, copy_gbs, 1) << " | ";
       if (hand_ms > 0)
         out << std::setprecision(4) << hand_ms << " | " << std::setprecision(1) << bytes / hand_ms / 1e6 << " | "
             << std::setprecision(2) << hand_ms / t_ms << " | ";

@@ -4,6 +4,7 @@
 /// reference of the same run, and a JSON-lines sink.
 
 #include <fstream>
+#include <iosfwd>
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,6 +25,29 @@ void fill_random(const Array<double>& a, unsigned seed);
 /// chunk per OpenMP thread on a CPU, of `n` doubles; returns GB/s (read + write bytes).
 /// `label` receives the reference's name.
 double copy_bandwidth_gbs(const Exec& exec, index_t n, int reps, std::string* label = nullptr);
+
+/// Overload and noise checks of a run. No kernel moves its bytes faster than the copy
+/// reference of the same run allows, so a result more than kFasterThanCopy above it, or a copy
+/// reference whose repetitions differ by more than kCopySpread, means that other work shared
+/// the machine while the run was timed (or that the data stayed in a cache): a fraction of the
+/// roofline then says nothing about the kernel.
+inline constexpr double kFasterThanCopy = 1.2;  // 20%: timer and clock jitter of an idle machine
+inline constexpr double kCopySpread = 2.0;      // slowest / fastest copy repetition
+
+/// 100 * value / reference with `precision` decimals, or "noisy" when value is more than
+/// kFasterThanCopy times the reference (counted for report_noise), or "n/a" when either is not
+/// a finite positive number: never more than ~120%, never inf or nan.
+std::string percent_of(double value, double reference, int precision = 0);
+
+/// "87%" for a percent_of result that is a number; "noisy" and "n/a" stay as they are.
+inline std::string with_percent(const std::string& s) {
+  return !s.empty() && s[0] >= '0' && s[0] <= '9' ? s + "%" : s;
+}
+
+/// Prints "warning: machine overloaded/noisy: ..." (and returns true) when percent_of met
+/// results faster than the copy reference or a copy reference varied by more than
+/// kCopySpread since the last call; then starts counting again.
+bool report_noise(std::ostream& out);
 
 /// "NVIDIA H100 ... (132 SMs)" on a GPU, "N OpenMP threads" (or "serial") on a CPU.
 std::string describe(const Exec& exec);

@@ -437,7 +437,7 @@ int run_vtable(const VtableOptions& opt, std::ostream& out) {
       }
       for (int v = 0; v < 4; ++v) {
         const double gbs = bytes / r.us[v] / 1e3;
-        out << " | " << fmt(gbs, 1) << " (" << fmt(100 * gbs / r.copy_gbs, 0) << "%)";
+        out << " | " << fmt(gbs, 1) << " (" << with_percent(percent_of(gbs, r.copy_gbs)) << ")";
         auto j = meta;
         j.update({{"classes", c.classes},
                   {"divergence", c.divergence},
