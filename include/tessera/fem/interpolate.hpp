@@ -149,7 +149,7 @@ struct InterpolatorOptions {
   /// more gathers, in flight per SM.
   int threads_per_element = 0;
   /// The fused operator kernels that may serve apply_operator (the plan's by default).
-  OperatorKernelChoice kernels;
+  OperatorKernelChoice kernels{};
 };
 
 /// Fields at quadrature points. Each array has rank 4 with the extents of `layout`:

@@ -75,7 +75,7 @@ struct OperatorOptions {
   int elements_per_item = 0;
   /// The fused kernels that may serve (the plan's by default; for comparisons, see
   /// OperatorKernelChoice::from_environment).
-  OperatorKernelChoice kernels;
+  OperatorKernelChoice kernels{};
 };
 
 class H1Operator;
