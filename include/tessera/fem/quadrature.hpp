@@ -25,7 +25,7 @@
 ///   the triangle at degrees 1..20 and the tetrahedron at degrees 1..10 (point sets of
 ///   Witherden and Vincent, 2015; see simplex_rules.cpp). A 6th-degree tetrahedron rule has 24
 ///   points where the collapsed one has 64. Gauss rules on simplices use them up to those
-///   degrees.
+///   degrees (but for the triangle's degree 3, where the collapsed rule has fewer points).
 /// - Collapsed rules on triangle / tetrahedron (Stroud conical products, Duffy map
 ///   x = u (1 - v) (1 - w), y = v (1 - w), z = w): Gauss–Legendre in u, Gauss–Jacobi(1, 0) in
 ///   v and Gauss–Jacobi(2, 0) in w (the weights absorb the Jacobian), n points per direction,
