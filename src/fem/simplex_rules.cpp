@@ -5,9 +5,11 @@
 // rules for finite element methods", Comput. Math. Appl. 69 (2015) 1232-1241, the point sets
 // as PyFR distributes them (pyfr/quadrules/tri/witherden-vincent-n*-d*-sp.txt,
 // tet/witherden-vincent-n*-d*-sp.txt; the tetrahedron's degree 10 is witherden-n79-d10-sp.txt,
-// its degree 1 the centroid). Not tabulated: the triangle's degrees 3 and 16 (the published
-// degree 3 rule has as many points as degree 4; the degree 16 one has points on the edges) and
-// the tetrahedron's degree 4 (as many points as degree 5); quadrature() takes the next degree.
+// its degree 1 the centroid). Not tabulated: the triangle's degrees 3 (the set has none) and
+// 16 (its rule has points on the edges) and the tetrahedron's degree 4 (the set has none);
+// symmetric_quadrature() takes the next degree's rule for them.
+// Above degree 10 on tetrahedra the collapsed rules serve (Witherden's degree 11 rule has
+// points within 1e-16 of a face).
 //
 // Storage: one generator per symmetry orbit in barycentric coordinates, with the weight of
 // each of its points as a fraction of the element's volume (the weights sum to 1, scaled to
