@@ -38,7 +38,8 @@ namespace {
 constexpr Geometry kVolumeGeometries[] = {Geometry::Segment, Geometry::Triangle, Geometry::Quadrilateral,
                                           Geometry::Tetrahedron, Geometry::Hexahedron};
 
-/// --quadrature: gauss, gll, a Gauss degree, gauss:D or gll:D (throws tessera::Error).
+/// --quadrature: gauss, gll, collapsed, a Gauss degree, gauss:D, gll:D or collapsed:D (throws
+/// tessera::Error).
 void parse_quadrature(const std::string& spec, AssemblyOptions& o) {
   std::string q = spec, deg;
   if (const auto c = q.find(':'); c != std::string::npos) {
@@ -49,9 +50,11 @@ void parse_quadrature(const std::string& spec, AssemblyOptions& o) {
     deg = q;
     q = "gauss";
   }
-  require_usage(q == "gauss" || q == "gll" || q == "gauss-lobatto", "assemble: --quadrature '", spec,
-                "' is not gauss, gll, a degree, or gauss:D / gll:D");
-  o.quadrature = q == "gauss" ? QuadratureType::Gauss : QuadratureType::GaussLobatto;
+  require_usage(q == "gauss" || q == "gll" || q == "gauss-lobatto" || q == "collapsed" || q == "gauss-collapsed",
+                "assemble: --quadrature '", spec, "' is not gauss, gll, collapsed, a degree, or gauss:D / gll:D / collapsed:D");
+  o.quadrature = q == "gauss"                             ? QuadratureType::Gauss
+                 : q == "gll" || q == "gauss-lobatto" ? QuadratureType::GaussLobatto
+                                                      : QuadratureType::GaussCollapsed;
   if (!deg.empty()) {
     std::size_t used = 0;
     int d = -1;
@@ -196,7 +199,7 @@ int run_assemble(const AssembleOptions& opt, std::ostream& out) {
   double sum = 0;
   for (double v : A.values_array().to_vector()) sum += v;
 
-  std::string rule = ao.quadrature == QuadratureType::Gauss ? "gauss" : "gauss-lobatto";
+  std::string rule = name(ao.quadrature);
   rule += " degree " + std::to_string(assembler.degree());
   double write_ms = 0;
   if (!opt.output.empty()) {

@@ -19,7 +19,7 @@ struct AssembleOptions {
   std::string backend = "cpu";     ///< serial | openmp | cpu | cuda | gpu | auto
   std::string fill = "auto";       ///< deterministic | atomic | auto
   std::string dispatch = "driver";  ///< driver | functor
-  std::string quadrature = "gauss";  ///< gauss | gll | a Gauss degree | gauss:D | gll:D
+  std::string quadrature = "gauss";  ///< gauss | gll | collapsed | a Gauss degree | gauss:D | gll:D | collapsed:D
   /// Materials "ATTR:key=value[:key=value...]" (keys density / rho, conductivity / k, lambda,
   /// mu, expansion / alpha); none: every attribute gets the defaults (all 1, alpha 0).
   std::vector<std::string> materials;

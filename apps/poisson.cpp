@@ -52,9 +52,11 @@ OperatorOptions operator_options(const PoissonOptions& opt) {
     deg = q;
     q = "gauss";
   }
-  require_usage(q == "gauss" || q == "gll" || q == "gauss-lobatto", "poisson: --quadrature '", opt.quadrature,
-                "' is not gauss, gll, a degree, or gauss:D / gll:D");
-  if (q != "gauss") o.quadrature = QuadratureType::GaussLobatto;
+  require_usage(q == "gauss" || q == "gll" || q == "gauss-lobatto" || q == "collapsed" || q == "gauss-collapsed",
+                "poisson: --quadrature '", opt.quadrature,
+                "' is not gauss, gll, collapsed, a degree, or gauss:D / gll:D / collapsed:D");
+  if (q == "gll" || q == "gauss-lobatto") o.quadrature = QuadratureType::GaussLobatto;
+  if (q == "collapsed" || q == "gauss-collapsed") o.quadrature = QuadratureType::GaussCollapsed;
   if (!deg.empty()) {
     std::size_t used = 0;
     int d = -1;
@@ -432,7 +434,7 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
   require_usage(opt.order >= 1, "poisson: order must be >= 1 (got ", opt.order, ")");
   require_usage(opt.tol > 0 && opt.tol < 1, "poisson: the CG tolerance must lie in (0, 1), got ", opt.tol);
   const OperatorOptions oo = operator_options(opt);  // bad values: refused before any mesh is read
-  const std::string rule = std::string(oo.quadrature == QuadratureType::Gauss ? "gauss" : "gauss-lobatto") +
+  const std::string rule = std::string(name(oo.quadrature)) +
                            (oo.degree >= 0 ? " degree " + std::to_string(oo.degree) : "");
   const Exec exec = Exec::parse(opt.backend);
   if (!opt.output.empty()) check_output(opt.output);

@@ -12,8 +12,9 @@ struct PoissonOptions {
   int order = 3;                          ///< polynomial order p
   int refine = 0;                         ///< uniform refinements of the mesh
   std::string backend = "cpu";            ///< serial | openmp | cpu | cuda | gpu | auto
-  /// "gauss" (q = p + 2 points), "gll" (Gauss-Lobatto, q = p + 1, collocated), a Gauss degree
-  /// ("7"), or either name with a degree ("gauss:7", "gll:9").
+  /// "gauss" (q = p + 2 points; symmetric rules on simplices), "gll" (Gauss-Lobatto, q = p + 1,
+  /// collocated), "collapsed" (Gauss, collapsed rules on simplices), a Gauss degree ("7"), or a
+  /// name with a degree ("gauss:7", "gll:9", "collapsed:6").
   std::string quadrature = "gauss";
   std::string geometry = "stored";        ///< geometric factors: stored or onthefly
   double tol = 1e-10;                     ///< CG relative tolerance

@@ -372,8 +372,9 @@ int main(int argc, char** argv) {
       ->check(backend_name())
       ->capture_default_str();
   pcmd->add_option("--quadrature", pois.quadrature,
-                   "gauss (q = p + 2 points), gll (Gauss-Lobatto q = p + 1, collocated), a Gauss degree, or "
-                   "gauss:D / gll:D")
+                   "gauss (q = p + 2 points; symmetric rules on simplices), gll (Gauss-Lobatto q = p + 1, "
+                   "collocated), collapsed (collapsed Gauss rules on simplices), a Gauss degree, or gauss:D / gll:D / "
+                   "collapsed:D")
       ->capture_default_str();
   pcmd->add_option("--geometry", pois.geometry,
                    "Geometric factors: stored (computed at setup) or onthefly (recomputed in the kernels from "
@@ -450,8 +451,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"driver", "functor"}))
       ->capture_default_str();
   acmd->add_option("--quadrature", asm_opt.quadrature,
-                   "gauss (q = p + 2 points; degree 2p on simplex meshes), gll (Gauss-Lobatto q = p + 1), a Gauss "
-                   "degree, or gauss:D / gll:D")
+                   "gauss (q = p + 2 points; degree 2p on simplex meshes, symmetric rules there), gll "
+                   "(Gauss-Lobatto q = p + 1), collapsed (collapsed Gauss rules on simplices), a Gauss degree, or "
+                   "gauss:D / gll:D / collapsed:D")
       ->capture_default_str();
   acmd->add_option("--material", asm_opt.materials,
                    "ATTR:key=value[:key=value...] (keys density, conductivity, lambda, mu, expansion); repeat for "

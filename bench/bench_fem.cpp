@@ -3,7 +3,8 @@
 // nvcc in CUDA builds so every case can run on the GPU.
 //
 // Quadrature: q = p + 2 Gauss points per direction (BP3's choice for stored-data diffusion),
-// i.e. the rule of degree 2p + 3 (collapsed rules with p + 2 points per direction on simplices).
+// i.e. the rule of degree 2p + 3 (on simplices the default rule of that degree: symmetric up
+// to degree 20 on triangles and 10 on tetrahedra, else collapsed with p + 2 per direction).
 //
 // Byte model of the kernel (double precision), per run:
 //   read:    ne * nv * space_dim * 8   vertex coordinates (each element's once: the threads

@@ -4,8 +4,8 @@
 // in CUDA builds so every case can run on the GPU.
 //
 // Rule: degree 2p (the Interpolator's default use): Gauss with p + 1 points per direction on
-// quadrilaterals and hexahedra, the collapsed rule with p + 1 points per direction on
-// triangles and tetrahedra.
+// quadrilaterals and hexahedra, the default simplex rule of degree 2p on triangles and
+// tetrahedra (symmetric where tabulated; the header line of each case gives its points).
 //
 // Byte model (double precision), per launch (DESIGN.md: connectivity + nodal values actually
 // gathered + output at quadrature points):
@@ -159,7 +159,7 @@ int run_interpolate(const InterpolateOptions& opt, std::ostream& out) {
   JsonLines json(opt.json);
   out << "## tessera " << (opt.tune ? "tune" : "bench") << " interpolate — backend " << to_string(exec.backend) << ", "
       << describe(exec) << "\n\n";
-  out << "Rule of degree 2p (p + 1 points per direction), layout " << fem::name(iopt.layout) << ", gradients with "
+  out << "Rule of degree 2p (p + 1 points per direction on quads and hexes), layout " << fem::name(iopt.layout) << ", gradients with "
       << fem::name(iopt.geometry) << " geometry; median of " << opt.reps
       << " runs after 2 warm-ups. Copy reference (" << copy_label << "): " << std::fixed << std::setprecision(1)
       << copy_gbs << " GB/s. Tuning cache: " << (tuning::cache_path().empty() ? "(off)" : tuning::cache_path())

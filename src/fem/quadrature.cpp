@@ -1,5 +1,6 @@
 // Quadrature rules on the reference elements: Gauss–Legendre, Gauss–Lobatto–Legendre and
-// Gauss–Jacobi on [0, 1], tensor products and collapsed (Stroud conical) simplex rules.
+// Gauss–Jacobi on [0, 1], tensor products and collapsed (Stroud conical) simplex rules. The
+// tabulated symmetric simplex rules are in simplex_rules.cpp.
 #include "tessera/fem/quadrature.hpp"
 
 #include <cmath>
@@ -127,6 +128,12 @@ Rule1D segment_rule(int n, QuadratureType type) {
 
 int segment_degree(int n, QuadratureType type) { return type == QuadratureType::Gauss ? 2 * n - 1 : 2 * n - 3; }
 
+index_t ipow_points(int n, int d) {
+  index_t t = 1;
+  for (int k = 0; k < d; ++k) t *= n;
+  return t;
+}
+
 // Largest number of points per direction for a rule of dimension d.
 int max_points_per_direction(int d) {
   int n = max_points_1d;
@@ -143,6 +150,7 @@ QuadratureRule make_rule(Geometry g, QuadratureType type, int degree, int n1d, i
   QuadratureRule q;
   q.geom = g;
   q.type = type;
+  q.family = is_simplex(g) ? QuadratureFamily::Collapsed : QuadratureFamily::Tensor;
   q.degree = degree;
   q.n1d = n1d;
   q.points = Array<double, 2>("fem::quadrature points", {npts, dim(g)});
@@ -156,8 +164,18 @@ const char* name(QuadratureType t) {
   switch (t) {
     case QuadratureType::Gauss: return "gauss";
     case QuadratureType::GaussLobatto: return "gauss-lobatto";
+    case QuadratureType::GaussCollapsed: return "gauss-collapsed";
   }
   return "invalid-quadrature-type";
+}
+
+const char* name(QuadratureFamily f) {
+  switch (f) {
+    case QuadratureFamily::Tensor: return "tensor";
+    case QuadratureFamily::Collapsed: return "collapsed";
+    case QuadratureFamily::Symmetric: return "symmetric";
+  }
+  return "invalid-quadrature-family";
 }
 
 QuadratureRule QuadratureRule::clone(Space space) const {
@@ -373,10 +391,22 @@ QuadratureRule collapsed_quadrature(Geometry g, int n) {
 QuadratureRule quadrature(Geometry g, int degree, QuadratureType type) {
   TESSERA_REQUIRE(is_tensor(g) || is_simplex(g), "quadrature: invalid Geometry value ", static_cast<int>(g),
                   " (valid: segment, triangle, quadrilateral, tetrahedron, hexahedron)");
-  TESSERA_REQUIRE(type == QuadratureType::Gauss || type == QuadratureType::GaussLobatto,
-                  "quadrature: invalid QuadratureType value ", static_cast<int>(type), " (valid: Gauss, GaussLobatto)");
-  TESSERA_REQUIRE(type == QuadratureType::Gauss || is_tensor(g), "quadrature: Gauss–Lobatto rules are not available on a ",
+  TESSERA_REQUIRE(type == QuadratureType::Gauss || type == QuadratureType::GaussLobatto ||
+                      type == QuadratureType::GaussCollapsed,
+                  "quadrature: invalid QuadratureType value ", static_cast<int>(type),
+                  " (valid: Gauss, GaussLobatto, GaussCollapsed)");
+  TESSERA_REQUIRE(type != QuadratureType::GaussLobatto || is_tensor(g), "quadrature: Gauss–Lobatto rules are not available on a ",
                   name(g), " (valid geometries: segment, quadrilateral, hexahedron; use Gauss points: QuadratureType::Gauss, --quadrature gauss in the tessera tool)");
+  // GaussCollapsed differs from Gauss on simplices only. Gauss on a simplex: the symmetric rule
+  // unless the collapsed one has fewer points (only the triangle's degree 3: 4 against 6).
+  if (type == QuadratureType::GaussCollapsed) {
+    type = QuadratureType::Gauss;
+  } else if (type == QuadratureType::Gauss && is_simplex(g) && degree >= 0 && degree <= max_symmetric_degree(g)) {
+    QuadratureRule s = symmetric_quadrature(g, degree);
+    const int n = (degree + 2) / 2;
+    if (ipow_points(n, dim(g)) < s.size()) return collapsed_quadrature(g, n);
+    return s;
+  }
   const int nmax = max_points_per_direction(dim(g));
   const int max_degree = segment_degree(nmax, type);
   TESSERA_REQUIRE(degree >= 0 && degree <= max_degree, "quadrature: degree ", degree, " is out of range for ",

@@ -17,6 +17,7 @@ set(TESSERA_FEM_KERNEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/transfer.cpp)
 target_sources(tessera PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/quadrature.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/simplex_rules.cpp
   ${CMAKE_CURRENT_LIST_DIR}/basis1d.cpp
   ${CMAKE_CURRENT_LIST_DIR}/basis.cpp
   ${CMAKE_CURRENT_LIST_DIR}/simplex_nodes.cpp

@@ -464,12 +464,13 @@ void check_simplex_family(Geometry g, int max_requested) {
   std::string where;
   int last_n = 0;
   for (int d = 0; d <= max_requested; ++d) {
-    const QuadratureRule q = quadrature(g, d);
+    const QuadratureRule q = quadrature(g, d, QuadratureType::GaussCollapsed);
     const int n = static_cast<int>(std::ceil((d + 1) / 2.0));
     index_t npts = 1;
     for (int c = 0; c < dim(g); ++c) npts *= n;
     ASSERT_EQ(q.n1d, n) << name(g) << " degree " << d;
     ASSERT_EQ(q.size(), npts);
+    EXPECT_EQ(q.family, QuadratureFamily::Collapsed);
     EXPECT_EQ(q.geom, g);
     EXPECT_EQ(q.degree, 2 * n - 1);
     EXPECT_GE(q.degree, d);
@@ -508,14 +509,156 @@ TEST(SimplexQuadrature, Triangle) { check_simplex_family(Geometry::Triangle, 20)
 TEST(SimplexQuadrature, Tetrahedron) { check_simplex_family(Geometry::Tetrahedron, 16); }
 
 TEST(SimplexQuadrature, HigherDegreesStayExact) {
-  // Spot checks beyond the required ranges.
+  // Spot checks beyond the required ranges (above the symmetric tables: collapsed rules).
   for (auto [g, d] : {std::pair{Geometry::Triangle, 40}, std::pair{Geometry::Tetrahedron, 25}}) {
     const QuadratureRule q = quadrature(g, d);
+    EXPECT_EQ(q.family, QuadratureFamily::Collapsed);
     const MonomialResult r = check_monomials(q, q.degree);
     EXPECT_LE(r.max_rel_err, kTol) << name(g) << " degree " << d << " worst " << r.worst;
     expect_positive_weights(q);
     expect_inside(q, true);
   }
+}
+
+// ------------------------------------------------------------------------------- symmetric simplex rules
+
+namespace {
+
+// Tolerance of the symmetric rules: 1e-14 relative. Their degrees are <= 20 and they have <= 79
+// points; every term w_k x^a y^b z^c is positive (no cancellation) and carries at most
+// ~ (a + b + c + 3) roundings of its product plus the ~1 ulp rounding of the tabulated
+// generators and weights, amplified by the exponent (<= 20 ulp), so a sum of positive terms is
+// off by at most ~ 25 eps ~ 6e-15 relative. A wrong digit anywhere in a table gives errors of
+// 1e-10 and more.
+constexpr double kSymTol = 1e-14;
+
+// The error of the best monomial of degree d + 1 is at least 1e-7 for every table (computed
+// in 40-digit arithmetic when they were converted), far above rounding.
+constexpr double kNotExact = 1e-9;
+
+// Barycentric coordinates of point k, sorted: equal for all points of one symmetry orbit.
+std::vector<double> sorted_barycentric(const QuadratureRule& q, index_t k) {
+  std::vector<double> l{1.0};
+  for (int c = 0; c < q.dim(); ++c) {
+    l.push_back(q.points(k, c));
+    l[0] -= q.points(k, c);
+  }
+  std::sort(l.begin(), l.end());
+  return l;
+}
+
+// Every permutation of the vertices maps the rule onto itself: each point's orbit (the points
+// with the same sorted barycentric coordinates, up to rounding) has as many points as its
+// coordinates have distinct permutations, all with one weight.
+void expect_fully_symmetric(const QuadratureRule& q) {
+  const index_t n = q.size();
+  for (index_t k = 0; k < n; ++k) {
+    const std::vector<double> lk = sorted_barycentric(q, k);
+    // distinct permutations of lk: (dim + 1)! / prod (multiplicity!)
+    int perms = 1;
+    for (int i = 2; i <= q.dim() + 1; ++i) perms *= i;
+    for (std::size_t i = 0; i < lk.size();) {
+      std::size_t j = i;
+      while (j < lk.size() && std::abs(lk[j] - lk[i]) < 1e-14) ++j;
+      for (std::size_t m = 2; m <= j - i; ++m) perms /= static_cast<int>(m);
+      i = j;
+    }
+    int same = 0;
+    for (index_t m = 0; m < n; ++m) {
+      const std::vector<double> lm = sorted_barycentric(q, m);
+      bool eq = true;
+      for (std::size_t i = 0; i < lk.size(); ++i) eq = eq && std::abs(lm[i] - lk[i]) < 1e-14;
+      if (!eq) continue;
+      ++same;
+      EXPECT_NEAR(q.weights(m), q.weights(k), 1e-15 * q.weights(k)) << name(q.geom) << " degree " << q.degree;
+    }
+    EXPECT_EQ(same, perms) << name(q.geom) << " degree " << q.degree << " point " << k;
+  }
+}
+
+void check_symmetric_family(Geometry g, int max_degree, const std::vector<std::pair<int, int>>& degree_points) {
+  ASSERT_EQ(max_symmetric_degree(g), max_degree);
+  double worst = 0;
+  std::string where;
+  std::vector<std::pair<int, int>> seen;
+  for (int d = 0; d <= max_degree; ++d) {
+    const QuadratureRule q = symmetric_quadrature(g, d);
+    EXPECT_EQ(q.geom, g);
+    EXPECT_EQ(q.family, QuadratureFamily::Symmetric);
+    EXPECT_EQ(q.type, QuadratureType::Gauss);
+    EXPECT_EQ(q.n1d, 0);
+    EXPECT_GE(q.degree, d);
+    ASSERT_EQ(q.points.extent(0), q.size());
+    ASSERT_EQ(q.points.extent(1), dim(g));
+
+    // quadrature()'s default on a simplex is this rule unless the collapsed rule of the same
+    // degree has fewer points (the triangle's degree 3 only); from degree 4 on the symmetric
+    // rule has fewer (degrees 0 and 1: both are the centroid; the tetrahedron's 3: 8 each).
+    const QuadratureRule def = quadrature(g, d);
+    const QuadratureRule col = quadrature(g, d, QuadratureType::GaussCollapsed);
+    const bool collapsed_smaller = col.size() < q.size();
+    EXPECT_EQ(collapsed_smaller, g == Geometry::Triangle && d == 3) << "degree " << d;
+    EXPECT_EQ(def.family, collapsed_smaller ? QuadratureFamily::Collapsed : QuadratureFamily::Symmetric);
+    EXPECT_EQ(def.size(), std::min(q.size(), col.size()));
+    if (d >= 4) {
+      EXPECT_LT(q.size(), col.size()) << name(g) << " degree " << d;
+    }
+    if (d <= 1) {
+      EXPECT_EQ(q.size(), col.size());
+    }
+
+    if (!seen.empty() && seen.back().first == q.degree) continue;
+    seen.emplace_back(q.degree, static_cast<int>(q.size()));
+
+    const MonomialResult r = check_monomials(q, q.degree);
+    EXPECT_LE(r.max_rel_err, kSymTol) << name(g) << " degree " << q.degree << " worst " << r.worst;
+    if (r.max_rel_err > worst) worst = r.max_rel_err, where = "degree " + std::to_string(q.degree) + " exponents " + r.worst;
+    // exact to degree q.degree (above), so a larger error over degree + 1 is in a monomial of
+    // degree q.degree + 1: the stated degree is the true one
+    const MonomialResult above = check_monomials(q, q.degree + 1);
+    EXPECT_GT(above.max_rel_err, kNotExact) << name(g) << " degree " << q.degree << " is exact one degree higher";
+    expect_positive_weights(q);
+    expect_inside(q, true);
+    double sum = 0;
+    for (index_t k = 0; k < q.size(); ++k) sum += q.weights(k);
+    EXPECT_NEAR(sum, reference_volume(g), kSymTol * reference_volume(g)) << name(g) << " degree " << q.degree;
+    expect_fully_symmetric(q);
+  }
+  EXPECT_EQ(seen, degree_points) << name(g) << ": tabulated degrees and point counts";
+  report((std::string(name(g)) + " symmetric degree 0.." + std::to_string(max_degree)).c_str(), worst, where);
+}
+
+}  // namespace
+
+TEST(SymmetricQuadrature, Triangle) {
+  check_symmetric_family(Geometry::Triangle, 20,
+                         {{1, 1}, {2, 3}, {4, 6}, {5, 7}, {6, 12}, {7, 15}, {8, 16}, {9, 19}, {10, 25}, {11, 28},
+                          {12, 33}, {13, 37}, {14, 42}, {15, 49}, {17, 60}, {18, 67}, {19, 73}, {20, 79}});
+}
+
+TEST(SymmetricQuadrature, Tetrahedron) {
+  check_symmetric_family(Geometry::Tetrahedron, 10,
+                         {{1, 1}, {2, 4}, {3, 8}, {5, 14}, {6, 24}, {7, 35}, {8, 46}, {9, 59}, {10, 79}});
+}
+
+TEST(SymmetricQuadrature, CollapsedAboveTheTables) {
+  // One degree above the tables quadrature() switches to the collapsed rule.
+  for (auto [g, d] : {std::pair{Geometry::Triangle, 21}, std::pair{Geometry::Tetrahedron, 11}}) {
+    const QuadratureRule q = quadrature(g, d);
+    EXPECT_EQ(q.family, QuadratureFamily::Collapsed);
+    EXPECT_EQ(q.n1d, (d + 2) / 2);
+    EXPECT_GE(q.degree, d);
+  }
+  // Tensor geometries: GaussCollapsed is Gauss.
+  const QuadratureRule a = quadrature(Geometry::Hexahedron, 5, QuadratureType::GaussCollapsed);
+  const QuadratureRule b = quadrature(Geometry::Hexahedron, 5);
+  EXPECT_EQ(a.family, QuadratureFamily::Tensor);
+  EXPECT_EQ(a.type, QuadratureType::Gauss);
+  ASSERT_EQ(a.size(), b.size());
+  for (index_t k = 0; k < a.size(); ++k) EXPECT_EQ(a.weights(k), b.weights(k));
+  EXPECT_STREQ(name(QuadratureType::GaussCollapsed), "gauss-collapsed");
+  EXPECT_STREQ(name(QuadratureFamily::Symmetric), "symmetric");
+  EXPECT_EQ(max_symmetric_degree(Geometry::Quadrilateral), 0);
 }
 
 // ------------------------------------------------------------------------------- copies
@@ -565,6 +708,9 @@ TEST(QuadratureErrors, BadArgumentsThrowWithMessage) {
   EXPECT_ERROR_MENTIONS(gauss_jacobi(4, -1.0, 0), "alpha = -1", "-1 < alpha");
   EXPECT_ERROR_MENTIONS(gauss_jacobi(4, 0, std::nan("")), "beta = nan", "-1 < beta");
 
+  EXPECT_ERROR_MENTIONS(symmetric_quadrature(Geometry::Quadrilateral, 3), "quadrilateral", "not a simplex");
+  EXPECT_ERROR_MENTIONS(symmetric_quadrature(Geometry::Triangle, 21), "degree 21", "triangle", "valid: 0..20");
+  EXPECT_ERROR_MENTIONS(symmetric_quadrature(Geometry::Tetrahedron, -1), "degree -1", "tetrahedron", "valid: 0..10");
   EXPECT_ERROR_MENTIONS(collapsed_quadrature(Geometry::Quadrilateral, 3), "quadrilateral", "not a simplex");
   EXPECT_ERROR_MENTIONS(collapsed_quadrature(Geometry::Tetrahedron, 0), "n = 0", "valid: 1..256");
   EXPECT_ERROR_MENTIONS(collapsed_quadrature(Geometry::Tetrahedron, 257), "n = 257", "valid: 1..256");
