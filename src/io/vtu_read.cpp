@@ -442,7 +442,8 @@ std::string VtuReader::payload(Source& src, std::uint64_t nbytes, const std::str
   const std::uint64_t nblocks = take_header_word(src, what), block = take_header_word(src, what),
                       last = take_header_word(src, what);
   const std::uint64_t last_size = last ? last : block;
-  if (nblocks > s_.size() || block > nbytes + 1 || last > block ||
+  // (Checked in this order, the product cannot overflow: nblocks - 1 blocks fit in nbytes.)
+  if (nblocks > s_.size() || last > block || (nblocks > 1 && (block == 0 || nblocks - 1 > nbytes / block)) ||
       (nblocks ? (nblocks - 1) * block + last_size : 0) != nbytes)
     fail_file("compressed data of ", what, " (byte ", at, "): ", nblocks, " blocks of ", block, " bytes, the last ",
               last_size, ", do not hold the expected ", nbytes, " bytes (bad count)");
@@ -713,10 +714,15 @@ fem::Mesh VtuReader::read(std::vector<VtuField>* fields) {
       continue;
     }
     lagrange = true;
+    if (offsets[c] < total)
+      fail_file("Cells/offsets[", c, "] = ", offsets[c], " is below the previous offset ", total, " (bad count)");
     const std::int64_t n = offsets[c] - total;
-    if (n < fem::num_vertices(g) || n > std::int64_t(s_.size()) * std::int64_t(kMaxExpansion) || !lagrange_order(g, n))
-      fail_file("Cells/offsets[", c, "] = ", offsets[c], " gives Lagrange ", fem::name(g), " ", c, " ", n,
-                " nodes, which is no order's node count (bad count)");
+    // All cells together hold at most as many nodes as the file can (which also bounds the
+    // work of lagrange_order).
+    const std::int64_t limit = std::int64_t(s_.size()) * std::int64_t(compressed_ ? kMaxExpansion : 1);
+    if (n < fem::num_vertices(g) || n > limit - total || !lagrange_order(g, n))
+      fail_file("Cells/offsets[", c, "] = ", offsets[c], ": Lagrange ", fem::name(g), " cell ", c, " would have ", n,
+                " nodes, which no order has (bad count)");
     total = offsets[c];
   }
   const std::vector<std::int64_t> conn = decode<std::int64_t>(cell_array("connectivity"), "Cells/connectivity", total, 1);
