@@ -290,3 +290,38 @@ TEST(VtuLagrange, PvdListsTheFilesWithTheirTimes) {
 }
 
 }  // namespace
+
+namespace {
+
+// Lagrange cells as other tools write them: shared points, cells of different orders.
+TEST(VtuLagrangeRead, SharedPointsAndMixedOrdersReadByCorners) {
+  // Two triangles on the unit square: an order-2 one (6 nodes) and an order-1 Lagrange one
+  // (3 nodes) sharing the diagonal's corners; the other nodes are no vertices.
+  const std::string doc = R"(<?xml version="1.0"?>
+<VTKFile type="UnstructuredGrid" version="1.0" byte_order="LittleEndian">
+<UnstructuredGrid><Piece NumberOfPoints="7" NumberOfCells="2">
+<PointData><DataArray type="Float32" Name="p" format="ascii">0 1 2 3 4 5 6</DataArray></PointData>
+<Points><DataArray type="Float32" NumberOfComponents="3" format="ascii">
+0 0 0  1 0 0  1 1 0  0.5 0 0  1 0.5 0  0.5 0.5 0  0 1 0</DataArray></Points>
+<Cells>
+<DataArray type="Int32" Name="connectivity" format="ascii">0 1 2 3 4 5  0 2 6</DataArray>
+<DataArray type="Int32" Name="offsets" format="ascii">6 9</DataArray>
+<DataArray type="UInt8" Name="types" format="ascii">69 69</DataArray>
+</Cells></Piece></UnstructuredGrid></VTKFile>
+)";
+  std::vector<tessera::io::VtuField> fields;
+  const Mesh m = tessera::io::read_vtu_bytes(doc, "shared.vtu", &fields);
+  ASSERT_EQ(m.num_elements(), 2);
+  ASSERT_EQ(m.num_vertices(), 4);  // the corners 0, 1, 2, 6
+  EXPECT_EQ(m.element_geometry(0), Geometry::Triangle);
+  EXPECT_EQ(m.vertex(m.element_vertices(1)[2], 1), 1.0);  // point 6 = (0, 1)
+  ASSERT_EQ(fields.size(), 1u);
+  EXPECT_EQ(fields[0].values, (std::vector<double>{0, 1, 2, 6}));  // at the corners
+  // 5 nodes: no triangle order has them.
+  std::string bad = doc;
+  bad.replace(bad.find(">6 9<"), 5, ">5 9<");
+  EXPECT_ERROR_MENTIONS(tessera::io::read_vtu_bytes(bad, "bad.vtu"), "bad.vtu", "offsets[0] = 5",
+                        "Lagrange triangle cell 0", "no order has");
+}
+
+}  // namespace
