@@ -1,8 +1,8 @@
 #pragma once
 /// \file fe_errors.hpp
 /// Host-side helpers of the solver commands (`tessera poisson`, `tessera thermoelastic`):
-/// nodal interpolation of a function, L2 and H1-seminorm errors of a finite-element field
-/// against an exact solution, and the values of a field at the mesh vertices (for VTU files).
+/// nodal interpolation of a function, and L2 and H1-seminorm errors of a finite-element field
+/// against an exact solution.
 ///
 ///     auto exact = [](index_t e, const std::array<double, 3>& x, double* u, double* g) { ... };
 ///     const auto err = tessera::app::fe_errors(space, uh, exact);   // err.l2, err.h1
@@ -138,36 +138,6 @@ inline FeErrors fe_errors(const fem::H1Space& space, const std::vector<double>& 
     }
   }
   return {std::sqrt(el2), std::sqrt(eh1)};
-}
-
-/// Values of the field uh at the mesh vertices, vertex-major with `stride` values per vertex
-/// (stride >= components; the extra entries are 0: a 2-D vector written with 3 components for
-/// ParaView). Vertices in no element of the mesh's dimension get 0.
-inline std::vector<double> fe_vertex_values(const fem::H1Space& space, const std::vector<double>& uh, int stride = 0) {
-  using namespace tessera::fem;
-  const Mesh& mesh = space.mesh();
-  const int nc = space.components();
-  if (stride < nc) stride = nc;
-  std::vector<double> out(std::size_t(mesh.num_vertices()) * std::size_t(stride), 0.0);
-  for (Geometry g : kFeGeometries) {
-    if (mesh.num_elements(g) == 0 || fem::dim(g) != mesh.dim()) continue;
-    const H1Basis basis(g, space.order());
-    std::vector<double> phi(std::size_t(basis.size()));
-    for (index_t e : mesh.elements_of(g)) {
-      const auto nodes = space.element_nodes(e);
-      const auto verts = mesh.element_vertices(e);
-      for (std::size_t v = 0; v < verts.size(); ++v) {
-        const auto x = reference_vertex(g, int(v));
-        basis.eval(std::span<const double>(x.data(), std::size_t(basis.dim())), phi);
-        for (int c = 0; c < nc; ++c) {
-          double s = 0;
-          for (std::size_t i = 0; i < nodes.size(); ++i) s += phi[i] * uh[std::size_t(space.dof(c, nodes[i]))];
-          out[std::size_t(verts[v]) * std::size_t(stride) + std::size_t(c)] = s;
-        }
-      }
-    }
-  }
-  return out;
 }
 
 }  // namespace tessera::app

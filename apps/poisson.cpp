@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <numbers>
@@ -29,6 +30,7 @@
 #include "tessera/io/mesh_io.hpp"
 #include "tessera/io/vtu.hpp"
 #include "usage_error.hpp"
+#include "vtu_output.hpp"
 
 namespace tessera::app {
 namespace {
@@ -235,7 +237,7 @@ std::vector<int> parse_orders(const std::string& s, int p) {
 }
 
 Solved solve(const PoissonOptions& opt, const Mesh& mesh, const std::vector<const Mesh*>& coarser, const Exec& exec,
-             std::ostream& out, bool write, const Progress& progress) {
+             std::ostream& out, const std::string& output, const Progress& progress) {
   Solved r;
   r.phases.progress = &progress;
   check_flat(mesh, opt.mesh);
@@ -351,39 +353,24 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const std::vector<cons
     r.h1 = en.h1;
   }
   r.phases.mark("error_norms");
-  if (write && !opt.output.empty()) {
-    std::vector<io::VtuField> fields(3);
-    const auto xh = x.to_host();
-    const std::vector<double> uh(xh.data(), xh.data() + xh.size());
-    fields[0] = {"u", 1, true, fe_vertex_values(space, uh)};
-    fields[1] = {"u_exact", 1, true, std::vector<double>(std::size_t(mesh.num_vertices()))};
-    for (index_t v = 0; v < mesh.num_vertices(); ++v) {
-      std::array<double, 3> p{0, 0, 0};
-      for (int d = 0; d < mesh.space_dim(); ++d) p[std::size_t(d)] = mesh.vertex(v, d);
-      fields[1].values[std::size_t(v)] = pb.u(p.data(), nullptr);
-    }
-    fields[2] = {"error", 1, true, fields[0].values};
-    for (std::size_t v = 0; v < fields[2].values.size(); ++v) fields[2].values[v] -= fields[1].values[v];
-    io::write_vtu(opt.output, mesh, fields);
+  if (!output.empty()) {
+    // u (the order-p solution on VTK Lagrange cells at p >= 2), and u_exact and the error at
+    // the same points.
+    const std::vector<double> uh = x.to_vector();
+    const io::VtuSpaceField u{"u", &space, uh};
+    const io::VtuFunctionField exact[2] = {
+        {"u_exact", 1, [pb](index_t, const double* p, const double*, double* v) { v[0] = pb.u(p, nullptr); }},
+        {"error", 1, [pb](index_t, const double* p, const double* at, double* v) { v[0] = at[0] - pb.u(p, nullptr); }}};
+    io::write_vtu_lagrange(output, mesh, opt.order, {&u, 1}, exact);
+    const std::string what = opt.order == 1 ? "u, u_exact, error at the mesh vertices"
+                                            : "u, u_exact, error on order-" + std::to_string(opt.order) +
+                                                  " VTK Lagrange cells, every node a point";
     // with --json, stdout holds the JSON alone
-    if (opt.json) std::fprintf(stderr, "wrote %s (u, u_exact, error at the mesh vertices)\n", opt.output.c_str());
-    else out << "wrote " << opt.output << " (u, u_exact, error at the mesh vertices)\n";
+    if (opt.json) std::fprintf(stderr, "wrote %s (%s)\n", output.c_str(), what.c_str());
+    else out << "wrote " << output << " (" << what << ")\n";
   }
-  if (write && !opt.output.empty()) r.phases.mark("output");
+  if (!output.empty()) r.phases.mark("output");
   return r;
-}
-
-/// --output: a .vtu name in a folder that exists and can be written, checked before the solve
-/// (which may take long) rather than after it.
-void check_output(const std::string& path) {
-  TESSERA_REQUIRE(io::lower_extension(path) == ".vtu", "poisson: --output '", path, "' must name a .vtu file (VTK XML unstructured grid)");
-  const bool existed = std::ifstream(path).good();
-  {
-    std::ofstream probe(path, std::ios::app);
-    TESSERA_REQUIRE(probe.good(), "poisson: --output '", path,
-                    "' cannot be written (no such folder, or no permission); nothing was solved");
-  }
-  if (!existed) std::remove(path.c_str());
 }
 
 /// Refuses meshes the matrix-free operators do not handle, before anything is printed: 1-D
@@ -437,7 +424,7 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
   const std::string rule = std::string(name(oo.quadrature)) +
                            (oo.degree >= 0 ? " degree " + std::to_string(oo.degree) : "");
   const Exec exec = Exec::parse(opt.backend);
-  if (!opt.output.empty()) check_output(opt.output);
+  if (!opt.output.empty()) check_vtu_output("poisson", opt.output);
   require_usage(opt.progress == "auto" || opt.progress == "on" || opt.progress == "off", "poisson: --progress '",
                 opt.progress, "' is not one of auto, on, off");
   Progress progress = Progress::of(opt.progress);
@@ -459,6 +446,7 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
         << (opt.precond == "mg" ? "p-multigrid" : "jacobi") << "\n" << std::flush;
   }
   nlohmann::json runs = nlohmann::json::array();
+  std::vector<io::PvdEntry> collection;  // --output X.pvd: one .vtu per level
   int rc = 0;
   for (int l = 0; l < nlev; ++l) {
     // The refinement hierarchy: meshes[r] is the mesh refined r times; the coarser ones are
@@ -473,7 +461,14 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
     for (int r = avail - use; r < avail; ++r) coarser.push_back(&meshes[std::size_t(r)]);
     const double mesh_s = std::chrono::duration<double>(Clock::now() - tm).count() + (l == 0 ? load_s : 0.0);
     progress.phase("mesh (" + std::to_string(mesh.num_elements()) + " elements)", mesh_s);
-    Solved s = solve(opt, mesh, coarser, exec, out, l == nlev - 1, progress);
+    // --output: the last level's .vtu, or with a .pvd every level's
+    const std::string level_output = opt.output.empty()        ? std::string()
+                                     : is_collection(opt.output) ? level_file(opt.output, opt.refine + l)
+                                     : l == nlev - 1             ? opt.output
+                                                                 : std::string();
+    Solved s = solve(opt, mesh, coarser, exec, out, level_output, progress);
+    if (!level_output.empty() && is_collection(opt.output))
+      collection.push_back({double(opt.refine + l), std::filesystem::path(level_output).filename().string()});
     s.phases.list.insert(s.phases.list.begin(), {"mesh", mesh_s});
     levels.push_back(s);
     if (!s.converged) rc = 3;
@@ -529,6 +524,11 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
       out << " total " << s.phases.total() << " s";
       out << "\n" << std::flush;
     }
+  }
+  if (!collection.empty()) {
+    io::write_pvd(opt.output, collection);
+    if (opt.json) std::fprintf(stderr, "wrote %s (a collection of %zu .vtu files, time = refinement level)\n", opt.output.c_str(), collection.size());
+    else out << "wrote " << opt.output << " (a collection of " << collection.size() << " .vtu files, time = refinement level)\n";
   }
   if (opt.json) out << (runs.size() == 1 ? runs[0].dump() : runs.dump()) << "\n";
   if (nlev > 1 && opt.rhs != "one") {

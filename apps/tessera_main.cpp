@@ -29,6 +29,7 @@
 #include "tessera/fem/h1_space.hpp"
 #include "tessera/fem/mesh.hpp"
 #include "tessera/fem/reference_element.hpp"
+#include "tessera/io/gmsh.hpp"
 #include "tessera/io/mesh_io.hpp"
 #include "tessera/io/vtu.hpp"
 
@@ -295,12 +296,28 @@ int info(const MeshOptions& opt, std::ostream& out) {
 }
 
 int convert(const MeshOptions& opt, std::ostream& out) {
-  if (tessera::io::lower_extension(opt.out) != ".vtu")
-    tessera::fail("convert: output '", opt.out, "' does not end in .vtu; tessera writes VTK XML UnstructuredGrid "
-                  "(.vtu) files only");
+  const std::string ext = tessera::io::lower_extension(opt.out);
+  if (ext != ".vtu" && ext != ".msh")
+    tessera::fail("convert: output '", opt.out, "' does not end in .vtu or .msh; tessera writes VTK XML "
+                  "UnstructuredGrid (.vtu) and Gmsh MSH 4.1 (.msh) files");
+  if (opt.order > 1 && ext != ".vtu")
+    tessera::fail("convert: --order ", opt.order, " writes VTK Lagrange cells, which only .vtu output has");
   const Loaded l = load(opt);
+  if (ext == ".msh") {
+    tessera::io::write_gmsh(opt.out, l.mesh);
+    out << "wrote " << opt.out << " (Gmsh MSH 4.1, ASCII): " << l.mesh.num_vertices() << " vertices, "
+        << l.mesh.num_elements() << " elements, " << l.mesh.num_boundary()
+        << " boundary faces; physical tags = attributes\n";
+    return 0;
+  }
   tessera::io::VtuOptions vo;
   if (opt.ascii) vo.encoding = tessera::io::VtuOptions::Encoding::Ascii;
+  if (opt.order > 1) {
+    tessera::io::write_vtu_lagrange(opt.out, l.mesh, opt.order, {}, {}, vo);
+    out << "wrote " << opt.out << ": " << l.mesh.num_elements() << " order-" << opt.order
+        << " VTK Lagrange cells (boundary faces are not written to .vtu)\n";
+    return 0;
+  }
   tessera::io::write_vtu(opt.out, l.mesh, {}, vo);
   out << "wrote " << opt.out << ": " << l.mesh.num_vertices() << " vertices, " << l.mesh.num_elements()
       << " elements (boundary faces are not written to .vtu)\n";
@@ -328,6 +345,13 @@ void add_fem_bench_options(CLI::App* cmd, tessera::bench::FemOptions& o, bool co
 
 int main(int argc, char** argv) {
   default_wait_policy(argv);
+  // --output "": refused (an empty name is a mistake, not "no output").
+  const auto non_empty_output = [](const std::string& s) {
+    if (s.empty()) return std::string("--output needs a file name (.vtu, or .pvd for a collection of the --study levels)");
+    const std::string ext = tessera::io::lower_extension(s);
+    return ext == ".vtu" || ext == ".pvd" ? std::string()
+                                          : "'" + s + "' must name a .vtu file or a .pvd collection of the --study levels";
+  };
   CLI::App app{"tessera: high-order finite-element kernels for GPUs and CPUs, order chosen at run time"};
   app.require_subcommand(1);
   bool profile = false, sync = false;
@@ -353,13 +377,15 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   MeshOptions conv_opt;
-  auto* conv_cmd = app.add_subcommand("convert", "Read a mesh file or generator spec and write it as .vtu");
+  auto* conv_cmd = app.add_subcommand("convert", "Read a mesh file or generator spec and write it as .vtu or .msh");
   conv_cmd->add_option("in", conv_opt.mesh, "Mesh file (.msh, .mesh, .vtu) or generator spec")->required();
-  conv_cmd->add_option("out", conv_opt.out, "Output file (.vtu)")->required();
+  conv_cmd->add_option("out", conv_opt.out, "Output file (.vtu, or .msh: Gmsh MSH 4.1 with boundary faces)")->required();
   conv_cmd->add_option("--refine", conv_opt.refine, "Uniform refinements before writing")
       ->check(in_range(0, 20))
       ->capture_default_str();
   conv_cmd->add_flag("--ascii", conv_opt.ascii, "Write numbers as text instead of raw appended binary");
+  conv_cmd->add_option("--order", conv_opt.order, "Write .vtu as VTK Lagrange cells of this order (the element map at its nodes)")
+      ->check(CLI::Range(1, 10));
 
   tessera::app::PoissonOptions pois;
   auto* pcmd = app.add_subcommand(
@@ -385,8 +411,10 @@ int main(int argc, char** argv) {
   pcmd->add_option("--tol", pois.tol, "CG relative tolerance (0 < tol < 1)")->capture_default_str();
   pcmd->add_option("--max-iters", pois.max_iters, "CG iteration limit")->check(in_range(1, 100000000))
       ->capture_default_str();
-  pcmd->add_option("--output", pois.output, "Write u, u_exact and the error at the vertices to this .vtu file")
-      ->check(file_ending(".vtu"));
+  pcmd->add_option("--output", pois.output,
+                   "Write u, u_exact and the error to this .vtu file (VTK Lagrange cells at p >= 2), or with .pvd one "
+                   ".vtu per --study level and a collection")
+      ->check(non_empty_output);
   pcmd->add_flag("--json", pois.json, "Print JSON instead of text");
   pcmd->add_option("--study", pois.study, "Refine N more times and print the observed L2/H1 rates")
       ->check(in_range(0, 6));
@@ -484,8 +512,10 @@ int main(int argc, char** argv) {
   tecmd->add_option("--max-iters", te_opt.max_iters, "CG iteration limit of each solve")
       ->check(in_range(1, 100000000))
       ->capture_default_str();
-  tecmd->add_option("--output", te_opt.output, "Write T, u and their exact values at the vertices to this .vtu file")
-      ->check(file_ending(".vtu"));
+  tecmd->add_option("--output", te_opt.output,
+                    "Write T, u and their exact values to this .vtu file (VTK Lagrange cells at p >= 2), or with .pvd "
+                    "one .vtu per --study level and a collection")
+      ->check(non_empty_output);
   tecmd->add_flag("--json", te_opt.json, "Print JSON instead of text");
 
   auto* bench = app.add_subcommand("bench", "Run a benchmark");

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <map>
@@ -25,6 +26,7 @@
 #include "tessera/fem/operator.hpp"
 #include "tessera/io/mesh_io.hpp"
 #include "tessera/io/vtu.hpp"
+#include "vtu_output.hpp"
 #include "tessera/linalg/csr.hpp"
 #include "usage_error.hpp"
 
@@ -144,19 +146,6 @@ void check_mesh(const Mesh& mesh, const std::string& name) {
                       ": give a planar mesh in the x-y plane");
 }
 
-/// --output: a .vtu name in a folder that can be written, checked before anything is solved.
-void check_output(const std::string& path) {
-  TESSERA_REQUIRE(io::lower_extension(path) == ".vtu", "thermoelastic: --output '", path,
-                  "' must name a .vtu file (VTK XML unstructured grid)");
-  const bool existed = std::ifstream(path).good();
-  {
-    std::ofstream probe(path, std::ios::app);
-    TESSERA_REQUIRE(probe.good(), "thermoelastic: --output '", path,
-                    "' cannot be written (no such folder, or no permission); nothing was solved");
-  }
-  if (!existed) std::remove(path.c_str());
-}
-
 std::vector<double> to_host(const Array<double, 1>& a) { return a.to_vector(); }
 
 /// One solved linear system.
@@ -231,7 +220,7 @@ struct Level {
 };
 
 Level solve_level(const ThermoelasticOptions& opt, Case c, const Mesh& mesh, const Exec& exec, std::ostream& out,
-                  bool write) {
+                  const std::string& output) {
   Level L;
   const auto t0 = Clock::now();
   const int dim = mesh.dim();
@@ -317,30 +306,22 @@ Level solve_level(const ThermoelasticOptions& opt, Case c, const Mesh& mesh, con
   L.t_err = fe_errors(ts, rt.x, exact_T);
   L.u_err = fe_errors(us, ru.x, exact_u);
 
-  if (write && !opt.output.empty()) {
-    const index_t nv = mesh.num_vertices();
-    std::vector<io::VtuField> fields(4);
-    fields[0] = {"T", 1, true, fe_vertex_values(ts, rt.x)};
-    fields[1] = {"T_exact", 1, true, std::vector<double>(std::size_t(nv), 0.0)};
-    fields[2] = {"u", 3, true, fe_vertex_values(us, ru.x, 3)};
-    fields[3] = {"u_exact", 3, true, std::vector<double>(3 * std::size_t(nv), 0.0)};
-    // exact values at the vertices, seen from any element that has the vertex (continuous)
-    for (index_t e = 0; e < mesh.num_elements(); ++e) {
-      if (fem::dim(mesh.element_geometry(e)) != dim) continue;
-      for (index_t v : mesh.element_vertices(e)) {
-        std::array<double, 3> x{0, 0, 0};
-        for (int d = 0; d < mesh.space_dim(); ++d) x[std::size_t(d)] = mesh.vertex(v, d);
-        double tv = 0, uv[3] = {0, 0, 0};
-        exact_T(e, x, &tv, nullptr);
-        exact_u(e, x, uv, nullptr);
-        fields[1].values[std::size_t(v)] = tv;
-        for (int d = 0; d < dim; ++d) fields[3].values[3 * std::size_t(v) + std::size_t(d)] = uv[d];
-      }
-    }
-    io::write_vtu(opt.output, mesh, fields);
-    const char* what = "T, T_exact, u, u_exact at the mesh vertices; element attribute = material";
-    if (opt.json) std::fprintf(stderr, "wrote %s (%s)\n", opt.output.c_str(), what);
-    else out << "wrote " << opt.output << " (" << what << ")\n";
+  if (!output.empty()) {
+    // T and u (3 components, so that ParaView sees a vector in 2-D too) on VTK Lagrange cells
+    // at p >= 2, and their exact values at the same points.
+    const io::VtuSpaceField fields[2] = {{"T", &ts, rt.x}, {"u", &us, ru.x, 3}};
+    const io::VtuFunctionField exact[2] = {
+        {"T_exact", 1,
+         [&](index_t e, const double* x, const double*, double* v) { exact_T(e, {x[0], x[1], x[2]}, v, nullptr); }},
+        {"u_exact", 3,
+         [&](index_t e, const double* x, const double*, double* v) { exact_u(e, {x[0], x[1], x[2]}, v, nullptr); }}};
+    io::write_vtu_lagrange(output, mesh, opt.order, fields, exact);
+    const std::string what = std::string("T, T_exact, u, u_exact ") +
+                             (opt.order == 1 ? "at the mesh vertices"
+                                             : "on order-" + std::to_string(opt.order) + " VTK Lagrange cells") +
+                             "; element attribute = material";
+    if (opt.json) std::fprintf(stderr, "wrote %s (%s)\n", output.c_str(), what.c_str());
+    else out << "wrote " << output << " (" << what << ")\n";
   }
   return L;
 }
@@ -459,7 +440,7 @@ int run_thermoelastic(const ThermoelasticOptions& opt, std::ostream& out) {
     require_usage(opt.n >= 2 && opt.n % 2 == 0, "thermoelastic: --n ", opt.n,
                   " must be even and >= 2 (the quadrant interfaces x = 1/2, y = 1/2 must be cell faces)");
   const Exec exec = Exec::parse(opt.backend);
-  if (!opt.output.empty()) check_output(opt.output);
+  if (!opt.output.empty()) check_vtu_output("thermoelastic", opt.output);
   const auto level_mesh = [&](int l) {
     if (c == Case::Square) return thermoelastic_mesh_2d(opt.n << l);
     if (c == Case::Cube) return thermoelastic_mesh_3d(opt.n << l);
@@ -473,6 +454,7 @@ int run_thermoelastic(const ThermoelasticOptions& opt, std::ostream& out) {
                                                   : opt.mesh;
   nlohmann::json runs = nlohmann::json::array();
   std::vector<Level> levels;
+  std::vector<io::PvdEntry> collection;  // --output X.pvd: one .vtu per level
   int rc = 0;
   for (int l = 0; l < nlev; ++l) {
     const Mesh mesh = level_mesh(l);
@@ -485,7 +467,14 @@ int run_thermoelastic(const ThermoelasticOptions& opt, std::ostream& out) {
           << (mesh.dim() == 2 ? "sin(2 pi x) sin(2 pi y), a = (1, 1)" : "sin^2(2 pi x) sin(2 pi y) sin(pi z), a = (1, 1, 1)")
           << std::endl;
     }
-    const Level s = solve_level(opt, c, mesh, exec, out, l == nlev - 1);
+    // --output: the last level's .vtu, or with a .pvd every level's
+    const std::string level_output = opt.output.empty()        ? std::string()
+                                     : is_collection(opt.output) ? level_file(opt.output, l)
+                                     : l == nlev - 1             ? opt.output
+                                                                 : std::string();
+    const Level s = solve_level(opt, c, mesh, exec, out, level_output);
+    if (!level_output.empty() && is_collection(opt.output))
+      collection.push_back({double(l), std::filesystem::path(level_output).filename().string()});
     levels.push_back(s);
     if (!s.converged) rc = 3;
     nlohmann::json j{{"mesh", opt.mesh},
@@ -535,6 +524,11 @@ int run_thermoelastic(const ThermoelasticOptions& opt, std::ostream& out) {
             << j["t_h1_rate"].get<double>() << ", u " << j["u_h1_rate"].get<double>();
       out << std::endl;  // one line per level, flushed
     }
+  }
+  if (!collection.empty()) {
+    io::write_pvd(opt.output, collection);
+    if (opt.json) std::fprintf(stderr, "wrote %s (a collection of %zu .vtu files, time = level)\n", opt.output.c_str(), collection.size());
+    else out << "wrote " << opt.output << " (a collection of " << collection.size() << " .vtu files, time = level)\n";
   }
   if (opt.json) out << (runs.size() == 1 ? runs[0].dump() : runs.dump()) << std::endl;
   if (rc != 0)

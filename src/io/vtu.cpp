@@ -1,4 +1,5 @@
-// VTK XML UnstructuredGrid (.vtu): writer, and a reader of what the writer writes.
+// VTK XML UnstructuredGrid (.vtu) writers: the mesh with vertex or cell data (write_vtu), and
+// order-p H1 fields on VTK Lagrange cells (write_vtu_lagrange). The reader is vtu_read.cpp.
 //
 // Format reference: "VTK File Formats", section "XML File Formats" (VTKFile, UnstructuredGrid,
 // Piece, PointData, CellData, Points, Cells, DataArray, AppendedData), and vtkCellType.h for
@@ -21,7 +22,10 @@
 #include <variant>
 
 #include "tessera/core/error.hpp"
+#include "tessera/fem/basis.hpp"
+#include "tessera/fem/h1_space.hpp"
 #include "tessera/fem/reference_element.hpp"
+#include "vtu_detail.hpp"
 
 namespace tessera::io {
 namespace {
@@ -33,40 +37,7 @@ static_assert(sizeof(index_t) == 8 && sizeof(int) == 4, "VTU arrays are Int64 in
 
 using fem::Geometry;
 
-constexpr const char* kSpaceDimName = "tessera_space_dim";
-constexpr const char* kAttributeName = "attribute";
-
-// VTK cell type ids (vtkCellType.h). VTK's vertex order of these linear cells (the
-// "Linear cell types" figure of VTK's file-format documentation) is the Gmsh order that
-// fem::Mesh uses (reference_element.hpp), so connectivity is copied unchanged:
-//   VTK_LINE 3        0-1.
-//   VTK_TRIANGLE 5    0, 1, 2 counter-clockwise = Gmsh (0,0), (1,0), (0,1).
-//   VTK_QUAD 9        0, 1, 2, 3 around the quad, counter-clockwise = Gmsh (0,0), (1,0), (1,1), (0,1).
-//   VTK_TETRA 10      0, 1, 2 a triangle seen counter-clockwise from 3 (positive volume)
-//                     = Gmsh (0,0,0), (1,0,0), (0,1,0), (0,0,1).
-//   VTK_HEXAHEDRON 12 0-3 the bottom face counter-clockwise seen from the top, 4-7 the top face
-//                     with 4 above 0 = Gmsh v0..v7 ((0,0,0), (1,0,0), (1,1,0), (0,1,0), then z = 1).
-constexpr std::uint8_t vtk_cell_type(Geometry g) {
-  switch (g) {
-    case Geometry::Segment: return 3;
-    case Geometry::Triangle: return 5;
-    case Geometry::Quadrilateral: return 9;
-    case Geometry::Tetrahedron: return 10;
-    case Geometry::Hexahedron: return 12;
-  }
-  return 0;
-}
-
-std::optional<Geometry> geometry_of_vtk_cell_type(int t) {
-  switch (t) {
-    case 3: return Geometry::Segment;
-    case 5: return Geometry::Triangle;
-    case 9: return Geometry::Quadrilateral;
-    case 10: return Geometry::Tetrahedron;
-    case 12: return Geometry::Hexahedron;
-    default: return std::nullopt;
-  }
-}
+using namespace vtu_detail;
 
 // ---- helpers shared by writer and reader -------------------------------------------------
 
@@ -179,6 +150,10 @@ void check_fields(const fem::Mesh& mesh, std::span<const VtuField> fields) {
   }
 }
 
+void write_document(std::ostream& os, int sdim, const char* version, index_t np, index_t nc,
+                    const std::vector<OutArray>& point_data, const std::vector<OutArray>& cell_data,
+                    const OutArray& points_array, const OutArray (&cells)[3], const VtuOptions& options);
+
 void write_vtu_stream(std::ostream& os, const fem::Mesh& mesh, std::span<const VtuField> fields,
                       const VtuOptions& options) {
   const int sdim = mesh.space_dim();
@@ -200,7 +175,6 @@ void write_vtu_stream(std::ostream& os, const fem::Mesh& mesh, std::span<const V
   static_assert(std::is_same_v<index_t, std::int64_t>);
   const std::span<const std::int32_t> attributes(reinterpret_cast<const std::int32_t*>(mesh.element_attributes().data()),
                                                  mesh.element_attributes().size());
-  const std::int32_t space_dim_value = sdim;
 
   std::vector<OutArray> point_data, cell_data;
   for (const VtuField& f : fields)
@@ -211,6 +185,15 @@ void write_vtu_stream(std::ostream& os, const fem::Mesh& mesh, std::span<const V
                              {"offsets", 1, mesh.element_offsets().subspan(1)},  // VTK: end of each cell
                              {"types", 1, std::span<const std::uint8_t>(types)}};
 
+  write_document(os, sdim, "1.0", nv, ne, point_data, cell_data, points_array, cells, options);
+}
+
+// The document: field data (the space dimension), one piece with point data, cell data,
+// points and cells; the arrays inline (ASCII) or raw in <AppendedData>.
+void write_document(std::ostream& os, int sdim, const char* version, index_t np, index_t nc,
+                    const std::vector<OutArray>& point_data, const std::vector<OutArray>& cell_data,
+                    const OutArray& points_array, const OutArray (&cells)[3], const VtuOptions& options) {
+  const std::int32_t space_dim_value = sdim;
   const bool ascii = options.encoding == VtuOptions::Encoding::Ascii;
   std::vector<const OutArray*> order;  // appended-data order = order in the XML
   std::uint64_t offset = 0;
@@ -221,13 +204,13 @@ void write_vtu_stream(std::ostream& os, const fem::Mesh& mesh, std::span<const V
   };
 
   os << "<?xml version=\"1.0\"?>\n"
-     << "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
+     << "<VTKFile type=\"UnstructuredGrid\" version=\"" << version << "\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
      << "  <UnstructuredGrid>\n"
      << "    <FieldData>\n"
      << "      <DataArray type=\"Int32\" Name=\"" << kSpaceDimName << "\" NumberOfTuples=\"1\" format=\"ascii\">"
      << space_dim_value << "</DataArray>\n"
      << "    </FieldData>\n"
-     << "    <Piece NumberOfPoints=\"" << nv << "\" NumberOfCells=\"" << ne << "\">\n";
+     << "    <Piece NumberOfPoints=\"" << np << "\" NumberOfCells=\"" << nc << "\">\n";
   os << "      <PointData>\n";
   for (const OutArray& a : point_data) array(a, "        ");
   os << "      </PointData>\n      <CellData>\n";
@@ -250,479 +233,341 @@ void write_vtu_stream(std::ostream& os, const fem::Mesh& mesh, std::span<const V
   os << "</VTKFile>\n";
 }
 
-// ---- reader: a small XML parser for the subset the writer uses ---------------------------
+// ---- VTK Lagrange cells ----------------------------------------------------------------------
+//
+// Node order of VTK's Lagrange cells (VTK 9, XML file version >= 2.1; see vtkHigherOrder*
+// in VTK and Kitware's "Modeling arbitrary-order Lagrange finite elements in VTK"), nodes
+// equispaced on the reference cell [0,1]^d or the unit simplex:
+// - curve: the 2 ends, then the interior nodes from x = 0 to 1.
+// - quadrilateral (i, j the lattice indices): 4 corners counter-clockwise; the edges
+//   (0,0)-(1,0), (1,0)-(1,1), (0,1)-(1,1), (0,0)-(0,1), each in increasing i or j; the
+//   interior with i fastest.
+// - hexahedron: 8 corners; the bottom (z = 0) edges as the quadrilateral's, the top (z = 1)
+//   edges the same, then the 4 vertical edges at the corners (0,0), (1,0), (1,1), (0,1) (VTK
+//   8 swapped the last two, and VTK 9 reads files of version < 2.1 in VTK 8's order); the faces x = 0, x = 1, y = 0, y = 1, z = 0, z = 1, each
+//   with the lower of its two varying indices fastest; the interior with i fastest, then j, k.
+// - triangle: 3 corners, the edges 0-1, 1-2, 2-0 each from its first corner, then the
+//   interior nodes as a triangle of order p - 3 ordered the same way (recursively).
+// - tetrahedron: 4 corners, the edges 0-1, 1-2, 2-0, 0-3, 1-3, 2-3 each from its first
+//   corner, the faces (0,1,3), (1,2,3), (2,0,3), (0,2,1), each face's nodes as a triangle of
+//   order p - 3 in barycentric coordinates given below, then the interior as a tetrahedron
+//   of order p - 4 (recursively).
 
-struct XmlElement {
-  std::string_view name;
-  std::vector<std::pair<std::string_view, std::string>> attributes;  // values unescaped
-  std::string_view text;       // character content, when the element has no children
-  std::size_t text_pos = 0;    // byte offset of text
-  std::vector<XmlElement> children;
-  std::size_t pos = 0;         // byte offset of '<'
-
-  const std::string* attribute(std::string_view key) const {
-    for (const auto& [k, v] : attributes)
-      if (k == key) return &v;
-    return nullptr;
+// Barycentric lattice index (b0, b1, b2), summing to n, of node `index` of VTK's order-n
+// triangle; b0 / n and b1 / n are the reference coordinates.
+std::array<int, 3> triangle_bary(int index, int n) {
+  int lo = 0, hi = n;
+  while (index != 0 && index >= 3 * n) {  // into the interior triangle of order n - 3
+    index -= 3 * n;
+    lo += 1;
+    hi -= 2;
+    n -= 3;
   }
-};
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-bool is_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == ':' ||
-         c == '-' || c == '.';
+  std::array<int, 3> b{};
+  if (index < 3) {  // corner 0, 1, 2: b2, b0, b1 is the large one
+    b[std::size_t(index)] = lo;
+    b[std::size_t((index + 1) % 3)] = lo;
+    b[std::size_t((index + 2) % 3)] = hi;
+    return b;
+  }
+  const int k = index - 3, edge = k / (n - 1), step = k % (n - 1);
+  b[std::size_t((edge + 1) % 3)] = lo;
+  b[std::size_t((edge + 2) % 3)] = hi - 1 - step;
+  b[std::size_t(edge)] = lo + 1 + step;
+  return b;
 }
 
-class VtuReader {
- public:
-  VtuReader(std::string_view bytes, const std::string& file) : s_(bytes), file_(file) {}
+// The same for VTK's order-n tetrahedron: (b0, b1, b2, b3), reference coordinates b0..b2 / n.
+std::array<int, 4> tetrahedron_bary(int index, int n) {
+  static constexpr int corner_axis[4] = {3, 0, 1, 2};  // the barycentric index that is large at each corner
+  static constexpr int edges[6][2] = {{0, 1}, {1, 2}, {2, 0}, {0, 3}, {1, 3}, {2, 3}};
+  static constexpr int face_axes[4][3] = {{0, 2, 3}, {2, 0, 1}, {2, 1, 3}, {1, 0, 3}};  // triangle b -> tet b
+  static constexpr int face_zero[4] = {1, 3, 0, 2};  // the barycentric index that is 0 on the face
+  int lo = 0, hi = n;
+  while (index != 0 && n > 3 && index >= 2 * (n * n + 1)) {  // 2 (n^2 + 1) nodes on the surface
+    index -= 2 * (n * n + 1);
+    lo += 1;
+    hi -= 3;
+    n -= 4;
+  }
+  std::array<int, 4> b{lo, lo, lo, lo};
+  if (index < 4) {
+    b[std::size_t(corner_axis[index])] = hi;
+    return b;
+  }
+  if (index - 4 < 6 * (n - 1)) {
+    const int edge = (index - 4) / (n - 1), step = (index - 4) % (n - 1);
+    b[std::size_t(corner_axis[edges[edge][0]])] += hi - lo - 1 - step;
+    b[std::size_t(corner_axis[edges[edge][1]])] += 1 + step;
+    return b;
+  }
+  const int per_face = (n - 2) * (n - 1) / 2;
+  const int face = (index - 4 - 6 * (n - 1)) / per_face, k = (index - 4 - 6 * (n - 1)) % per_face;
+  const std::array<int, 3> t = n == 3 ? std::array<int, 3>{0, 0, 0} : triangle_bary(k, n - 3);
+  for (int i = 0; i < 3; ++i) b[std::size_t(face_axes[face][i])] = lo + 1 + t[std::size_t(i)];
+  b[std::size_t(face_zero[face])] = lo;
+  return b;
+}
 
-  fem::Mesh read(std::vector<VtuField>* fields);
+// Index of lattice node (i, j) of VTK's order-n quadrilateral.
+int quad_index(int i, int j, int n) {
+  const bool ib = i == 0 || i == n, jb = j == 0 || j == n;
+  const int m = n - 1;
+  if (ib && jb) return i ? (j ? 2 : 1) : (j ? 3 : 0);
+  if (jb) return 4 + (j ? 2 * m : 0) + (i - 1);     // edges along i: 0 (j = 0), 2 (j = n)
+  if (ib) return 4 + (i ? m : 3 * m) + (j - 1);     // edges along j: 1 (i = n), 3 (i = 0)
+  return 4 + 4 * m + (i - 1) + m * (j - 1);
+}
 
- private:
-  // Line number of byte offset pos (1-based), for messages about the XML part.
-  std::size_t line_of(std::size_t pos) const {
-    pos = std::min(pos, s_.size());
-    if (appended_base_ != npos) pos = std::min(pos, appended_base_);
-    return 1 + std::size_t(std::count(s_.begin(), s_.begin() + std::ptrdiff_t(pos), '\n'));
+// Index of lattice node (i, j, k) of VTK's order-n hexahedron.
+int hex_index(int i, int j, int k, int n) {
+  const bool ib = i == 0 || i == n, jb = j == 0 || j == n, kb = k == 0 || k == n;
+  const int m = n - 1, on = int(ib) + int(jb) + int(kb);
+  if (on == 3) return (i ? (j ? 2 : 1) : (j ? 3 : 0)) + (k ? 4 : 0);
+  if (on == 2) {
+    if (!ib) return 8 + ((j ? 2 : 0) + (k ? 4 : 0)) * m + (i - 1);
+    if (!jb) return 8 + ((i ? 1 : 3) + (k ? 4 : 0)) * m + (j - 1);
+    return 8 + (8 + (i ? (j ? 2 : 1) : (j ? 3 : 0))) * m + (k - 1);
   }
-  template <class... Args>
-  [[noreturn]] void fail_at(std::size_t pos, Args&&... args) const {
-    fail("read_vtu: ", file_, ":", line_of(pos), ": ", std::forward<Args>(args)...);
+  int base = 8 + 12 * m;
+  if (on == 1) {
+    if (ib) return base + (i ? m * m : 0) + (j - 1) + m * (k - 1);
+    base += 2 * m * m;
+    if (jb) return base + (j ? m * m : 0) + (i - 1) + m * (k - 1);
+    base += 2 * m * m;
+    return base + (k ? m * m : 0) + (i - 1) + m * (j - 1);
   }
-  template <class... Args>
-  [[noreturn]] void fail_file(Args&&... args) const {
-    fail("read_vtu: ", file_, ": ", std::forward<Args>(args)...);
-  }
+  return base + 6 * m * m + (i - 1) + m * ((j - 1) + m * (k - 1));
+}
 
-  // XML
-  void skip_space() {
-    while (i_ < s_.size() && is_space(s_[i_])) ++i_;
-  }
-  bool starts(std::string_view t) const { return s_.substr(i_, t.size()) == t; }
-  void skip_past(std::string_view end, std::size_t from, const char* what) {
-    const std::size_t k = s_.find(end, i_);
-    if (k == npos) fail_at(from, "unterminated ", what, " (no '", end, "' before the end of the file)");
-    i_ = k + end.size();
-  }
-  void skip_misc() {  // whitespace, comments, processing instructions
-    for (;;) {
-      skip_space();
-      if (starts("<!--")) skip_past("-->", i_, "comment");
-      else if (starts("<?")) skip_past("?>", i_, "processing instruction");
-      else return;
-    }
-  }
-  std::string_view parse_name() {
-    const std::size_t b = i_;
-    while (i_ < s_.size() && is_name_char(s_[i_])) ++i_;
-    if (i_ == b) fail_at(b, "expected an XML name at byte ", b);
-    return s_.substr(b, i_ - b);
-  }
-  std::string unescape(std::string_view v, std::size_t pos) const;
-  XmlElement parse_element(int depth);
+// ---- Lagrange writer -------------------------------------------------------------------------
 
-  // VTK
-  template <class T>
-  std::vector<T> decode(const XmlElement& da, const std::string& what, index_t tuples, int components);
-  index_t count_attribute(const XmlElement& e, const char* key) const;
-  int components_of(const XmlElement& da, const std::string& what) const;
-  const XmlElement* only_child(const XmlElement& e, std::string_view name, bool required) const;
-  void check_trailer() const;
+void check_lagrange_fields(const fem::Mesh& mesh, int p, std::span<const VtuSpaceField> fields,
+                           std::span<const VtuFunctionField> functions) {
+  std::vector<std::string> names;
+  auto check_name = [&](const std::string& name, const std::string& where) {
+    if (name.empty()) fail(where, " has an empty name; give every field a name");
+    if (std::find(names.begin(), names.end(), name) != names.end())
+      fail(where, ": the name is used by another field; field names must differ");
+    names.push_back(name);
+  };
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const VtuSpaceField& f = fields[i];
+    const std::string where = "write_vtu_lagrange: field " + std::to_string(i) + " '" + f.name + "'";
+    check_name(f.name, where);
+    if (!f.space) fail(where, ": no space");
+    if (&f.space->mesh() != &mesh) fail(where, ": its space is on another mesh than the one written");
+    if (f.space->order() != p)
+      fail(where, ": its space has order ", f.space->order(), ", the cells are written at order ", p);
+    if (index_t(f.dofs.size()) != f.space->num_dofs())
+      fail(where, ": ", f.dofs.size(), " values, expected ", f.space->num_dofs(), " (the space's DOFs)");
+    if (f.components != 0 && f.components < f.space->components())
+      fail(where, ": components = ", f.components, " is fewer than the space's ", f.space->components());
+  }
+  for (std::size_t i = 0; i < functions.size(); ++i) {
+    const VtuFunctionField& f = functions[i];
+    const std::string where = "write_vtu_lagrange: function field " + std::to_string(i) + " '" + f.name + "'";
+    check_name(f.name, where);
+    if (f.components < 1) fail(where, ": ", f.components, " components; a field needs at least 1");
+    if (!f.function) fail(where, ": no function");
+  }
+}
 
-  static constexpr std::size_t npos = std::string_view::npos;
-  std::string_view s_;
-  const std::string& file_;
-  std::size_t i_ = 0;
-  std::size_t appended_base_ = npos;  // offset of the first byte after '_' in <AppendedData>
-  std::size_t appended_end_ = 0;      // end of the last appended array read
-  bool header_uint64_ = false;
-  bool appended_seen_ = false;
-};
+void write_lagrange_stream(std::ostream& os, const fem::Mesh& mesh, int p, std::span<const VtuSpaceField> fields,
+                           std::span<const VtuFunctionField> functions, const VtuOptions& options) {
+  const int sdim = mesh.space_dim();
+  if (sdim < 1 || sdim > 3) fail("write_vtu_lagrange: the mesh has no space dimension");
+  if (p < 1) fail("write_vtu_lagrange: order ", p, "; the order must be at least 1");
+  check_lagrange_fields(mesh, p, fields, functions);
+  const index_t ne = mesh.num_elements();
 
-std::string VtuReader::unescape(std::string_view v, std::size_t pos) const {
-  std::string out;
-  out.reserve(v.size());
-  for (std::size_t k = 0; k < v.size(); ++k) {
-    if (v[k] != '&') {
-      out += v[k];
-      continue;
-    }
-    static constexpr std::pair<std::string_view, char> entities[] = {
-        {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
-    bool found = false;
-    for (const auto& [ent, c] : entities)
-      if (v.substr(k, ent.size()) == ent) {
-        out += c;
-        k += ent.size() - 1;
-        found = true;
-        break;
+  // Per geometry: VTK's reference nodes and each field's basis at them (one table per geometry:
+  // every space has order p).
+  struct PerGeometry {
+    std::vector<std::array<double, 3>> ref;
+    std::vector<double> B;  // B[j * nb + i] = phi_i(ref_j)
+    index_t nb = 0;
+  };
+  std::array<std::optional<PerGeometry>, 5> per;
+  auto geometry_data = [&](Geometry g) -> const PerGeometry& {
+    auto& slot = per[std::size_t(static_cast<int>(g))];
+    if (!slot) {
+      PerGeometry d;
+      d.ref = vtk_lagrange_nodes(g, p);
+      if (g == Geometry::Hexahedron && p >= 2) {
+        // The file says version 1.0 (meshio reads no later one): VTK 8's hexahedron order,
+        // whose vertical edges at (0,1) and (1,1) are swapped, and which VTK 9 converts.
+        const std::ptrdiff_t m = p - 1, e10 = 8 + 10 * m;
+        std::swap_ranges(d.ref.begin() + e10, d.ref.begin() + e10 + m, d.ref.begin() + e10 + m);
       }
-    if (!found) fail_at(pos, "unsupported character reference in attribute value '", v, "'");
-  }
-  return out;
-}
-
-XmlElement VtuReader::parse_element(int depth) {
-  // Nesting deeper than any VTU file needs is refused (and keeps the recursion bounded).
-  if (depth > 16) fail_at(i_, "XML elements nested more than 16 deep; not a VTU file");
-  XmlElement e;
-  e.pos = i_;
-  if (i_ >= s_.size() || s_[i_] != '<') fail_at(i_, "expected '<'");
-  ++i_;
-  e.name = parse_name();
-  for (;;) {
-    skip_space();
-    if (i_ >= s_.size()) fail_at(e.pos, "unexpected end of file inside the tag <", e.name, ">");
-    if (starts("/>")) {
-      i_ += 2;
-      return e;
+      if (!fields.empty()) {
+        const fem::H1Basis basis(g, p);
+        d.nb = basis.size();
+        d.B.resize(d.ref.size() * std::size_t(d.nb));
+        for (std::size_t j = 0; j < d.ref.size(); ++j)
+          basis.eval(std::span<const double>(d.ref[j].data(), std::size_t(fem::dim(g))),
+                     std::span<double>(d.B.data() + j * std::size_t(d.nb), std::size_t(d.nb)));
+      }
+      slot = std::move(d);
     }
-    if (s_[i_] == '>') {
-      ++i_;
-      break;
-    }
-    const std::size_t apos = i_;
-    const std::string_view key = parse_name();
-    skip_space();
-    if (i_ >= s_.size() || s_[i_] != '=') fail_at(apos, "attribute '", key, "' of <", e.name, "> has no '=value'");
-    ++i_;
-    skip_space();
-    if (i_ >= s_.size() || (s_[i_] != '"' && s_[i_] != '\''))
-      fail_at(apos, "value of attribute '", key, "' of <", e.name, "> is not quoted");
-    const char q = s_[i_++];
-    const std::size_t vb = i_;
-    const std::size_t ve = s_.find(q, vb);
-    if (ve == npos) fail_at(apos, "unterminated value of attribute '", key, "' of <", e.name, ">");
-    const std::string_view raw = s_.substr(vb, ve - vb);
-    if (raw.find('<') != npos) fail_at(apos, "'<' in the value of attribute '", key, "' of <", e.name, ">");
-    if (e.attribute(key)) fail_at(apos, "attribute '", key, "' repeated in <", e.name, ">");
-    e.attributes.emplace_back(key, unescape(raw, apos));
-    i_ = ve + 1;
-  }
-  if (e.name == "AppendedData") {
-    if (depth != 1) fail_at(e.pos, "<AppendedData> must be a child of <VTKFile>");
-    // Raw bytes follow the '_' up to the end of the data; the element ends the document
-    // (checked once the arrays are read: check_trailer).
-    skip_space();
-    if (i_ >= s_.size() || s_[i_] != '_')
-      fail_at(e.pos, "<AppendedData> must start with '_' followed by the raw bytes (truncated file?)");
-    appended_base_ = i_ + 1;
-    appended_seen_ = true;
-    return e;
-  }
-  const std::size_t text_begin = i_;
-  std::size_t text_end = i_;
-  for (;;) {
-    const std::size_t lt = s_.find('<', i_);
-    if (lt == npos) fail_at(e.pos, "unexpected end of file inside <", e.name, "> (truncated file? no </", e.name, ">)");
-    text_end = lt;
-    i_ = lt;
-    if (starts("<!--")) {
-      skip_past("-->", lt, "comment");
-      continue;
-    }
-    if (starts("</")) {
-      i_ += 2;
-      const std::string_view closing = parse_name();
-      if (closing != e.name) fail_at(lt, "</", closing, "> closes <", e.name, "> (opened on line ", line_of(e.pos), ")");
-      skip_space();
-      if (i_ >= s_.size() || s_[i_] != '>') fail_at(lt, "malformed closing tag </", closing);
-      ++i_;
-      break;
-    }
-    if (starts("<!") || starts("<?")) fail_at(lt, "unexpected '", s_.substr(lt, 2), "' inside <", e.name, ">");
-    e.children.push_back(parse_element(depth + 1));
-    if (appended_seen_) return e;
-  }
-  if (e.children.empty()) {
-    e.text = s_.substr(text_begin, text_end - text_begin);
-    e.text_pos = text_begin;
-  }
-  return e;
-}
+    return *slot;
+  };
 
-index_t VtuReader::count_attribute(const XmlElement& e, const char* key) const {
-  const std::string* v = e.attribute(key);
-  if (!v) fail_at(e.pos, "<", e.name, "> has no ", key, " attribute");
-  index_t n = -1;
-  const auto r = std::from_chars(v->data(), v->data() + v->size(), n);
-  if (r.ec != std::errc() || r.ptr != v->data() + v->size() || n < 0)
-    fail_at(e.pos, "<", e.name, "> ", key, "=\"", *v, "\" is not a non-negative integer");
-  // Every value takes at least one byte in either encoding.
-  if (std::uint64_t(n) > s_.size())
-    fail_at(e.pos, "<", e.name, "> ", key, "=", n, " is more than a file of ", s_.size(), " bytes can hold (bad count)");
-  return n;
-}
-
-int VtuReader::components_of(const XmlElement& da, const std::string& what) const {
-  const std::string* v = da.attribute("NumberOfComponents");
-  if (!v) return 1;
-  int n = 0;
-  const auto r = std::from_chars(v->data(), v->data() + v->size(), n);
-  if (r.ec != std::errc() || r.ptr != v->data() + v->size() || n < 1 || std::uint64_t(n) > s_.size())
-    fail_at(da.pos, what, ": NumberOfComponents=\"", *v, "\" is not a positive integer (bad count)");
-  return n;
-}
-
-const XmlElement* VtuReader::only_child(const XmlElement& e, std::string_view name, bool required) const {
-  const XmlElement* found = nullptr;
-  for (const XmlElement& c : e.children)
-    if (c.name == name) {
-      if (found) fail_at(c.pos, "<", e.name, "> has more than one <", name, ">");
-      found = &c;
+  // Points: the mesh vertices at p = 1 (linear cells, shared points); at p >= 2 every cell
+  // its own num_nodes(g, p) points.
+  index_t np = p == 1 ? mesh.num_vertices() : 0;
+  std::vector<std::int64_t> conn, offsets(static_cast<std::size_t>(ne));
+  std::vector<std::uint8_t> types(static_cast<std::size_t>(ne));
+  for (index_t e = 0; e < ne; ++e) {
+    const Geometry g = mesh.element_geometry(e);
+    if (p == 1) {
+      types[std::size_t(e)] = vtk_cell_type(g);
+    } else {
+      types[std::size_t(e)] = vtk_lagrange_cell_type(g);
+      np += fem::num_nodes(g, p);
     }
-  if (!found && required) fail_at(e.pos, "<", e.name, "> has no <", name, "> (missing piece of the file)");
-  return found;
-}
+  }
+  std::vector<double> points(std::size_t(np) * 3, 0.0);
+  std::vector<std::vector<double>> values(fields.size() + functions.size());
+  std::vector<int> width(values.size());
+  for (std::size_t f = 0; f < fields.size(); ++f)
+    width[f] = fields[f].components ? fields[f].components : fields[f].space->components();
+  for (std::size_t f = 0; f < functions.size(); ++f) width[fields.size() + f] = functions[f].components;
+  for (std::size_t f = 0; f < values.size(); ++f) values[f].assign(std::size_t(np) * std::size_t(width[f]), 0.0);
 
-template <class T>
-std::vector<T> VtuReader::decode(const XmlElement& da, const std::string& what, index_t tuples, int components) {
-  if (da.name != "DataArray") fail_at(da.pos, "unexpected <", da.name, "> where a <DataArray> (", what, ") belongs");
-  const std::string* type = da.attribute("type");
-  if (!type) fail_at(da.pos, what, ": <DataArray> has no type attribute");
-  if (*type != vtk_type_name<T>())
-    fail_at(da.pos, what, ": type ", *type, ", expected ", vtk_type_name<T>(), " (tessera writes ", what, " as ",
-            vtk_type_name<T>(), ")");
-  if (const int nc = components_of(da, what); nc != components)
-    fail_at(da.pos, what, ": NumberOfComponents=", nc, ", expected ", components);
-  if (tuples < 0 || std::uint64_t(tuples) > s_.size() / std::uint64_t(components))
-    fail_at(da.pos, what, ": ", tuples, " tuples of ", components, " components is more than a file of ", s_.size(),
-            " bytes can hold (bad count)");
-  const std::size_t count = std::size_t(tuples) * std::size_t(components);
-  const std::string* format = da.attribute("format");
-  if (!format) fail_at(da.pos, what, ": <DataArray> has no format attribute");
-  std::vector<T> out;
-  if (*format == "ascii") {
-    if (!da.children.empty()) fail_at(da.pos, what, ": <DataArray> contains elements instead of numbers");
-    if (count > da.text.size()) fail_at(da.pos, what, ": expected ", count, " values, the text holds fewer (bad count)");
-    out.reserve(count);
-    const char* p = da.text.data();
-    const char* end = p + da.text.size();
-    for (;;) {
-      while (p < end && is_space(*p)) ++p;
-      if (p == end) break;
-      const char* b = p;
-      while (p < end && !is_space(*p)) ++p;
-      const std::size_t pos = da.text_pos + std::size_t(b - da.text.data());
-      if (out.size() == count)
-        fail_at(pos, what, ": more than the expected ", count, " values (bad count)");
-      T value{};
-      if constexpr (std::is_same_v<T, double>) {
-        const auto r = std::from_chars(b, p, value);
-        if (r.ec != std::errc() || r.ptr != p) fail_at(pos, what, ": '", std::string_view(b, std::size_t(p - b)), "' is not a number");
+  std::vector<double> fv, here;
+  index_t next = 0;
+  for (index_t e = 0; e < ne; ++e) {
+    const Geometry g = mesh.element_geometry(e);
+    const PerGeometry& d = geometry_data(g);
+    const auto verts = mesh.element_vertices(e);
+    for (std::size_t j = 0; j < d.ref.size(); ++j) {
+      const index_t pt = p == 1 ? verts[j] : next + index_t(j);
+      conn.push_back(pt);
+      std::array<double, 3> x{0, 0, 0};
+      if (j < verts.size()) {  // a corner: the vertex itself, exactly
+        for (int c = 0; c < sdim; ++c) x[std::size_t(c)] = mesh.vertex(verts[j], c);
       } else {
-        std::int64_t v = 0;
-        const auto r = std::from_chars(b, p, v);
-        if (r.ec != std::errc() || r.ptr != p || v < std::int64_t(std::numeric_limits<T>::min()) ||
-            v > std::int64_t(std::numeric_limits<T>::max()))
-          fail_at(pos, what, ": '", std::string_view(b, std::size_t(p - b)), "' is not an integer of type ",
-                  vtk_type_name<T>());
-        value = T(v);
+        x = mesh.map(e, std::span<const double>(d.ref[j].data(), std::size_t(fem::dim(g))));
+        for (int c = sdim; c < 3; ++c) x[std::size_t(c)] = 0.0;
       }
-      out.push_back(value);
+      for (int c = 0; c < 3; ++c) {
+        if (!std::isfinite(x[std::size_t(c)]))
+          fail("write_vtu_lagrange: element ", e, " has a non-finite coordinate (", x[std::size_t(c)],
+               ") at node ", j, "; fix the mesh before writing it");
+        points[std::size_t(pt) * 3 + std::size_t(c)] = x[std::size_t(c)];
+      }
+      here.clear();
+      for (std::size_t f = 0; f < fields.size(); ++f) {
+        const fem::H1Space& S = *fields[f].space;
+        const auto nodes = S.element_nodes(e);
+        const double* B = d.B.data() + j * std::size_t(d.nb);
+        for (int c = 0; c < width[f]; ++c) {
+          double s = 0;
+          if (c < S.components())
+            for (std::size_t i = 0; i < nodes.size(); ++i) s += B[i] * fields[f].dofs[std::size_t(S.dof(c, nodes[i]))];
+          values[f][std::size_t(pt) * std::size_t(width[f]) + std::size_t(c)] = s;
+          here.push_back(s);
+        }
+      }
+      for (std::size_t f = 0; f < functions.size(); ++f) {
+        const std::size_t w = std::size_t(width[fields.size() + f]);
+        fv.assign(w, 0.0);
+        functions[f].function(e, x.data(), here.data(), fv.data());
+        std::copy(fv.begin(), fv.end(), values[fields.size() + f].begin() + std::ptrdiff_t(std::size_t(pt) * w));
+      }
     }
-    if (out.size() != count) fail_at(da.pos, what, ": ", out.size(), " values, expected ", count, " (bad count)");
-    return out;
+    next += index_t(d.ref.size());
+    offsets[std::size_t(e)] = std::int64_t(conn.size());
   }
-  if (*format == "appended") {
-    if (!appended_seen_) fail_at(da.pos, what, ": format=\"appended\" but the file has no <AppendedData> block (missing piece)");
-    if (!header_uint64_)
-      fail_at(da.pos, what, ": appended data needs header_type=\"UInt64\" on <VTKFile> (tessera reads 64-bit headers only)");
-    const std::string* off = da.attribute("offset");
-    if (!off) fail_at(da.pos, what, ": format=\"appended\" without an offset attribute");
-    std::uint64_t o = 0;
-    const auto r = std::from_chars(off->data(), off->data() + off->size(), o);
-    if (r.ec != std::errc() || r.ptr != off->data() + off->size())
-      fail_at(da.pos, what, ": offset=\"", *off, "\" is not a non-negative integer");
-    const std::size_t avail = s_.size() - appended_base_;
-    if (o > avail || avail - o < sizeof(std::uint64_t))
-      fail_file("truncated appended data: the header of ", what, " (offset ", o, ", byte ", appended_base_ + o,
-                ") lies past the end of the file (", s_.size(), " bytes)");
-    std::uint64_t nbytes = 0;
-    std::memcpy(&nbytes, s_.data() + appended_base_ + o, sizeof nbytes);
-    if (nbytes != std::uint64_t(count) * sizeof(T))
-      fail_file("appended data of ", what, " (byte ", appended_base_ + o, "): byte count ", nbytes, ", expected ",
-                count * sizeof(T), " for ", count, " values of type ", vtk_type_name<T>(), " (bad count)");
-    const std::size_t data = appended_base_ + std::size_t(o) + sizeof(std::uint64_t);
-    if (nbytes > s_.size() - data)
-      fail_file("truncated appended data: ", what, " needs ", nbytes, " bytes from byte ", data, ", the file ends after ",
-                s_.size() - data);
-    out.resize(count);
-    if (count) std::memcpy(out.data(), s_.data() + data, count * sizeof(T));
-    appended_end_ = std::max(appended_end_, data + count * sizeof(T));
-    return out;
-  }
-  if (*format == "binary")
-    fail_at(da.pos, what, ": inline base64 data (format=\"binary\") is not supported; tessera reads format=\"ascii\" ",
-            "or raw \"appended\" data as tessera::io::write_vtu writes it");
-  fail_at(da.pos, what, ": unknown format=\"", *format, "\" (expected ascii or appended)");
+
+  static_assert(std::is_same_v<index_t, std::int64_t>);
+  const std::span<const std::int32_t> attributes(reinterpret_cast<const std::int32_t*>(mesh.element_attributes().data()),
+                                                 mesh.element_attributes().size());
+  std::vector<OutArray> point_data, cell_data{OutArray{kAttributeName, 1, attributes}};
+  for (std::size_t f = 0; f < values.size(); ++f)
+    point_data.push_back({f < fields.size() ? fields[f].name : functions[f - fields.size()].name, width[f],
+                          std::span<const double>(values[f])});
+  const OutArray points_array{"Points", 3, std::span<const double>(points)};
+  const OutArray cells[3] = {{"connectivity", 1, std::span<const std::int64_t>(conn)},
+                             {"offsets", 1, std::span<const std::int64_t>(offsets)},
+                             {"types", 1, std::span<const std::uint8_t>(types)}};
+  write_document(os, sdim, "1.0", np, ne, point_data, cell_data, points_array, cells, options);
 }
 
-void VtuReader::check_trailer() const {
-  if (!appended_seen_) return;
-  std::size_t k = std::max(appended_end_, appended_base_);
-  auto expect = [&](std::string_view tag) {
-    while (k < s_.size() && is_space(s_[k])) ++k;
-    if (s_.substr(k, tag.size()) != tag)
-      fail_file("expected ", tag, " at byte ", k, " after the appended data (truncated file, or data that the offsets ",
-                "and byte counts do not describe)");
-    k += tag.size();
-  };
-  expect("</AppendedData>");
-  expect("</VTKFile>");
-  while (k < s_.size() && is_space(s_[k])) ++k;
-  if (k != s_.size()) fail_file("unexpected bytes after </VTKFile> at byte ", k);
-}
-
-fem::Mesh VtuReader::read(std::vector<VtuField>* fields) {
-  skip_misc();
-  if (i_ >= s_.size()) fail_file("empty file: no <VTKFile> element");
-  if (!starts("<VTKFile")) fail_at(i_, "the document does not start with <VTKFile>; not a VTK XML file");
-  const XmlElement root = parse_element(0);
-  if (!appended_seen_) {
-    skip_misc();
-    if (i_ != s_.size()) fail_at(i_, "unexpected content after </VTKFile>");
-  }
-
-  // <VTKFile>
-  if (root.name != "VTKFile") fail_at(root.pos, "the root element is <", root.name, ">, expected <VTKFile>");
-  const std::string* type = root.attribute("type");
-  if (!type || *type != "UnstructuredGrid")
-    fail_at(root.pos, "<VTKFile type=\"", type ? *type : "", "\">: tessera reads UnstructuredGrid (.vtu) files only");
-  const std::string* order = root.attribute("byte_order");
-  if (!order || *order != "LittleEndian")
-    fail_at(root.pos, "<VTKFile> byte_order=\"", order ? *order : "", "\": tessera reads LittleEndian files only");
-  if (root.attribute("compressor"))
-    fail_at(root.pos, "compressed data (compressor=\"", *root.attribute("compressor"),
-            "\") is not supported; save the file uncompressed");
-  if (const std::string* h = root.attribute("header_type")) {
-    if (*h != "UInt64" && *h != "UInt32") fail_at(root.pos, "unknown header_type=\"", *h, "\"");
-    header_uint64_ = *h == "UInt64";
-  }
-  const XmlElement* grid = only_child(root, "UnstructuredGrid", true);
-  for (const XmlElement& c : root.children)
-    if (c.name != "UnstructuredGrid" && c.name != "AppendedData")
-      fail_at(c.pos, "unexpected <", c.name, "> in <VTKFile>");
-  if (const XmlElement* app = only_child(root, "AppendedData", false)) {
-    const std::string* enc = app->attribute("encoding");
-    if (!enc || *enc != "raw")
-      fail_at(app->pos, "<AppendedData encoding=\"", enc ? *enc : "", "\">: tessera reads raw appended data only");
-  }
-
-  // <UnstructuredGrid>
-  for (const XmlElement& c : grid->children)
-    if (c.name != "Piece" && c.name != "FieldData") fail_at(c.pos, "unexpected <", c.name, "> in <UnstructuredGrid>");
-  if (std::count_if(grid->children.begin(), grid->children.end(), [](const XmlElement& c) { return c.name == "Piece"; }) > 1)
-    fail_at(grid->pos, "several <Piece> elements; tessera reads single-piece files only");
-  const XmlElement* piece = only_child(*grid, "Piece", true);
-  int declared_sdim = 0;
-  if (const XmlElement* fd = only_child(*grid, "FieldData", false))
-    for (const XmlElement& da : fd->children) {
-      const std::string* nm = da.attribute("Name");
-      if (da.name != "DataArray" || !nm || *nm != kSpaceDimName) continue;
-      const auto v = decode<std::int32_t>(da, std::string("field data '") + kSpaceDimName + "'", 1, 1);
-      if (v[0] < 1 || v[0] > 3) fail_at(da.pos, kSpaceDimName, " = ", v[0], " is not 1, 2 or 3");
-      declared_sdim = v[0];
-    }
-
-  // <Piece>
-  const index_t np = count_attribute(*piece, "NumberOfPoints");
-  const index_t nc = count_attribute(*piece, "NumberOfCells");
-  for (const XmlElement& c : piece->children)
-    if (c.name != "PointData" && c.name != "CellData" && c.name != "Points" && c.name != "Cells")
-      fail_at(c.pos, "unexpected <", c.name, "> in <Piece> (an UnstructuredGrid piece has PointData, CellData, ",
-              "Points and Cells)");
-  const XmlElement* points_el = only_child(*piece, "Points", true);
-  const XmlElement* cells_el = only_child(*piece, "Cells", true);
-  if (points_el->children.size() != 1) fail_at(points_el->pos, "<Points> must hold exactly one <DataArray>");
-  const std::vector<double> xyz = decode<double>(points_el->children[0], "Points", np, 3);
-
-  auto cell_array = [&](const char* name) -> const XmlElement& {
-    const XmlElement* found = nullptr;
-    for (const XmlElement& c : cells_el->children) {
-      const std::string* nm = c.attribute("Name");
-      if (nm && *nm == name) found = &c;
-    }
-    if (!found) fail_at(cells_el->pos, "<Cells> has no DataArray Name=\"", name, "\" (missing piece of the file)");
-    return *found;
-  };
-  const std::vector<std::uint8_t> types = decode<std::uint8_t>(cell_array("types"), "Cells/types", nc, 1);
-  const std::vector<std::int64_t> offsets = decode<std::int64_t>(cell_array("offsets"), "Cells/offsets", nc, 1);
-  std::vector<Geometry> geom(types.size());
-  int mesh_dim = 0;
-  index_t total = 0;
-  for (std::size_t c = 0; c < types.size(); ++c) {
-    const auto g = geometry_of_vtk_cell_type(types[c]);
-    if (!g)
-      fail_file("cell ", c, " has unknown VTK cell type ", int(types[c]),
-                "; tessera reads 3 (line), 5 (triangle), 9 (quad), 10 (tetra) and 12 (hexahedron)");
-    geom[c] = *g;
-    mesh_dim = std::max(mesh_dim, fem::dim(*g));
-    total += fem::num_vertices(*g);
-    if (offsets[c] != total)
-      fail_file("Cells/offsets[", c, "] = ", offsets[c], ", expected ", total, " (a ", fem::name(*g), " has ",
-                fem::num_vertices(*g), " vertices; bad count)");
-  }
-  const std::vector<std::int64_t> conn = decode<std::int64_t>(cell_array("connectivity"), "Cells/connectivity", total, 1);
-  for (std::size_t k = 0; k < conn.size(); ++k)
-    if (conn[k] < 0 || conn[k] >= np) {
-      const auto c = std::upper_bound(offsets.begin(), offsets.end(), std::int64_t(k)) - offsets.begin();
-      fail_file("cell ", c, " refers to point ", conn[k], ", but there are ", np, " points (0..", np - 1, ")");
-    }
-
-  std::vector<std::int32_t> attributes(std::size_t(nc), 1);
-  std::vector<VtuField> found_fields;
-  auto read_fields = [&](const XmlElement* data, bool on_points) {
-    if (!data) return;
-    for (const XmlElement& da : data->children) {
-      const std::string* nm = da.attribute("Name");
-      if (!nm || nm->empty()) fail_at(da.pos, on_points ? "<PointData>" : "<CellData>", " array without a Name");
-      const std::string what = std::string(on_points ? "point" : "cell") + " data '" + *nm + "'";
-      if (!on_points && *nm == kAttributeName) {
-        attributes = decode<std::int32_t>(da, what, nc, 1);
-        continue;
-      }
-      const int comps = components_of(da, what);
-      VtuField f{*nm, comps, on_points, decode<double>(da, what, on_points ? np : nc, comps)};
-      found_fields.push_back(std::move(f));
-    }
-  };
-  read_fields(only_child(*piece, "PointData", false), true);
-  read_fields(only_child(*piece, "CellData", false), false);
-  check_trailer();
-
-  // Space dimension: declared, or the largest of the mesh dimension and the last nonzero axis.
-  int sdim = std::max(mesh_dim, 1);
-  for (index_t v = 0; v < np; ++v)
-    for (int c = 0; c < 3; ++c) {
-      const double x = xyz[std::size_t(v * 3 + c)];
-      if (!std::isfinite(x)) fail_file("point ", v, " has a non-finite coordinate (", x, ") in direction ", c);
-      if (x != 0.0) {
-        if (declared_sdim && c >= declared_sdim)
-          fail_file("point ", v, " has coordinate ", c, " = ", x, ", but ", kSpaceDimName, " is ", declared_sdim);
-        sdim = std::max(sdim, c + 1);
-      }
-    }
-  if (declared_sdim) {
-    if (declared_sdim < mesh_dim)
-      fail_file(kSpaceDimName, " is ", declared_sdim, ", but the file has ", mesh_dim, "-D cells");
-    sdim = declared_sdim;
-  }
-
-  fem::Mesh mesh(sdim);
-  mesh.reserve(np, nc);
-  for (index_t v = 0; v < np; ++v) mesh.add_vertex(std::span<const double>(xyz.data() + v * 3, std::size_t(sdim)));
-  for (std::size_t c = 0; c < geom.size(); ++c) {
-    const std::int64_t b = c ? offsets[c - 1] : 0;
-    mesh.add_element(geom[c], std::span<const index_t>(conn.data() + b, std::size_t(offsets[c] - b)), attributes[c]);
-  }
-  mesh.validate(file_);
-  if (fields) *fields = std::move(found_fields);
-  return mesh;
+void write_file(const std::string& path, const char* who, const std::string& doc) {
+  std::ofstream os(path, std::ios::binary | std::ios::trunc);
+  if (!os) fail(who, ": cannot open '", path, "' for writing (", std::strerror(errno), "); check the directory");
+  os.write(doc.data(), std::streamsize(doc.size()));
+  os.close();
+  if (!os) fail(who, ": writing '", path, "' failed (", std::strerror(errno), "); disk full?");
 }
 
 }  // namespace
+
+std::vector<std::array<double, 3>> vtk_lagrange_nodes(fem::Geometry g, int p) {
+  if (p < 1) fail("vtk_lagrange_nodes: order ", p, "; the order must be at least 1");
+  const index_t n = fem::num_nodes(g, p);
+  std::vector<std::array<double, 3>> x(std::size_t(n), std::array<double, 3>{0, 0, 0});
+  const double h = 1.0 / p;
+  switch (g) {
+    case Geometry::Segment:
+      x[1][0] = 1.0;
+      for (int i = 1; i < p; ++i) x[std::size_t(i + 1)][0] = i * h;
+      break;
+    case Geometry::Quadrilateral:
+      for (int j = 0; j <= p; ++j)
+        for (int i = 0; i <= p; ++i) x[std::size_t(quad_index(i, j, p))] = {i * h, j * h, 0.0};
+      break;
+    case Geometry::Hexahedron:
+      for (int k = 0; k <= p; ++k)
+        for (int j = 0; j <= p; ++j)
+          for (int i = 0; i <= p; ++i) x[std::size_t(hex_index(i, j, k, p))] = {i * h, j * h, k * h};
+      break;
+    case Geometry::Triangle:
+      for (index_t k = 0; k < n; ++k) {
+        const auto b = triangle_bary(int(k), p);
+        x[std::size_t(k)] = {b[0] * h, b[1] * h, 0.0};
+      }
+      break;
+    case Geometry::Tetrahedron:
+      for (index_t k = 0; k < n; ++k) {
+        const auto b = tetrahedron_bary(int(k), p);
+        x[std::size_t(k)] = {b[0] * h, b[1] * h, b[2] * h};
+      }
+      break;
+  }
+  return x;
+}
+
+void write_vtu_lagrange(const std::string& path, const fem::Mesh& mesh, int order,
+                        std::span<const VtuSpaceField> fields, std::span<const VtuFunctionField> functions,
+                        const VtuOptions& options) {
+  // The document first, so that an invalid mesh or field leaves no partial file behind.
+  write_file(path, "write_vtu_lagrange", write_vtu_lagrange_string(mesh, order, fields, functions, options));
+}
+
+std::string write_vtu_lagrange_string(const fem::Mesh& mesh, int order, std::span<const VtuSpaceField> fields,
+                                      std::span<const VtuFunctionField> functions, const VtuOptions& options) {
+  std::ostringstream os(std::ios::binary);
+  write_lagrange_stream(os, mesh, order, fields, functions, options);
+  return std::move(os).str();
+}
+
+void write_pvd(const std::string& path, std::span<const PvdEntry> datasets) {
+  std::ostringstream os;
+  os << "<?xml version=\"1.0\"?>\n"
+     << "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <Collection>\n";
+  for (const PvdEntry& d : datasets) {
+    if (!std::isfinite(d.time)) fail("write_pvd: '", d.file, "' has a non-finite time (", d.time, ")");
+    std::string t;
+    append_number(t, d.time);
+    os << "    <DataSet timestep=\"" << t << "\" group=\"\" part=\"0\" file=\"" << xml_escape(d.file) << "\"/>\n";
+  }
+  os << "  </Collection>\n</VTKFile>\n";
+  write_file(path, "write_pvd", os.str());
+}
+
 
 void write_vtu(const std::string& path, const fem::Mesh& mesh, std::span<const VtuField> fields,
                const VtuOptions& options) {
@@ -739,20 +584,6 @@ std::string write_vtu_string(const fem::Mesh& mesh, std::span<const VtuField> fi
   std::ostringstream os(std::ios::binary);
   write_vtu_stream(os, mesh, fields, options);
   return std::move(os).str();
-}
-
-fem::Mesh read_vtu(const std::string& path, std::vector<VtuField>* fields) {
-  std::ifstream is(path, std::ios::binary);
-  if (!is) fail("read_vtu: cannot open '", path, "' (", std::strerror(errno), ")");
-  std::ostringstream ss;
-  ss << is.rdbuf();
-  if (is.bad()) fail("read_vtu: reading '", path, "' failed (", std::strerror(errno), ")");
-  const std::string bytes = std::move(ss).str();
-  return read_vtu_bytes(bytes, path, fields);
-}
-
-fem::Mesh read_vtu_bytes(std::string_view bytes, const std::string& name, std::vector<VtuField>* fields) {
-  return VtuReader(bytes, name).read(fields);
 }
 
 }  // namespace tessera::io

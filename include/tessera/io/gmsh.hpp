@@ -1,6 +1,7 @@
 #pragma once
 /// \file gmsh.hpp
-/// Reader of Gmsh MSH files (formats 2.2 and 4.1, ASCII and binary) into a fem::Mesh.
+/// Reader of Gmsh MSH files (formats 2.2 and 4.1, ASCII and binary) into a fem::Mesh, and a
+/// writer of MSH 4.1 (ASCII).
 ///
 ///     std::vector<std::string> warnings;
 ///     tessera::fem::Mesh mesh = tessera::io::read_gmsh("square.msh", &warnings);
@@ -53,5 +54,16 @@ fem::Mesh read_gmsh(const std::string& path, std::vector<std::string>* warnings 
 /// Reads a Gmsh MSH file from memory; `name` stands for the file in messages.
 fem::Mesh read_gmsh_bytes(std::string_view bytes, const std::string& name,
                           std::vector<std::string>* warnings = nullptr);
+
+/// Writes `mesh` as an ASCII Gmsh MSH 4.1 file: the vertices as nodes 1..n, the elements
+/// and the boundary faces as Gmsh elements (types 1-5, fem::Mesh's vertex order), one
+/// entity per (dimension, attribute) whose physical tag is the attribute, element blocks in
+/// the mesh's order. read_gmsh reads it back to the same mesh (vertices, elements, boundary
+/// faces and attributes, in the same order). Throws tessera::Error for an attribute below 1 (Gmsh physical
+/// tags are positive), a non-finite coordinate or a file that cannot be written.
+void write_gmsh(const std::string& path, const fem::Mesh& mesh);
+
+/// The MSH 4.1 document of write_gmsh as a string.
+std::string write_gmsh_string(const fem::Mesh& mesh);
 
 }  // namespace tessera::io
