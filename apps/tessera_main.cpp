@@ -689,6 +689,9 @@ int main(int argc, char** argv) {
   bbp->add_flag("--composed", bp_opt.composed,
                 "Compose the interpolation kernels (values or gradients at the points, the point-wise product, the "
                 "transpose: three launches) instead of the fused kernel, for comparisons");
+  bbp->add_flag("--collapsed", bp_opt.collapsed,
+                "Triangles and tetrahedra: the collapsed Gauss-Jacobi rules instead of the symmetric ones, for "
+                "comparisons");
   bbp->add_option("--cg-iters", bp_opt.cg_iters, "Jacobi-CG iterations timed per case (0: no CG)")
       ->check(in_range(0, 100000))
       ->capture_default_str();

@@ -75,6 +75,7 @@ struct BpOptions {
   std::string ordering = "auto";  ///< the H1 spaces' node numbering: auto | first-touch | by-entity | interleaved | shared-first
   bool element = false;              ///< BK: E-vector to E-vector
   bool composed = false;             ///< the three-launch composition instead of the fused kernel (OperatorOptions::fused)
+  bool collapsed = false;            ///< triangles, tetrahedra: the collapsed Gauss-Jacobi rules instead of the symmetric ones
   bool tune = false;                 ///< sweep elements per block and store the best (tune operators)
   std::string cache;                 ///< tuning cache file (tune)
   std::string json;

@@ -174,7 +174,9 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
         for (fem::GeometrySource gs : geoms) {
           fem::OperatorOptions oo;
           oo.kernels = kernels;
-          oo.quadrature = pr.lobatto() ? fem::QuadratureType::GaussLobatto : fem::QuadratureType::Gauss;
+          oo.quadrature = pr.lobatto()                    ? fem::QuadratureType::GaussLobatto
+                          : opt.collapsed && !tensor ? fem::QuadratureType::GaussCollapsed
+                                                     : fem::QuadratureType::Gauss;
           oo.geometry = gs;
           oo.elements_per_item = opt.chunk;
           oo.fused = !opt.composed;
