@@ -19,6 +19,9 @@ index_t Mesh::add_vertex(std::span<const double> x) {
 }
 
 index_t Mesh::add_element(Geometry g, std::span<const index_t> v, int attribute) {
+  if (has_nodes())
+    fail("fem::Mesh::add_element: the mesh has order-", nodes_order_,
+         " nodes already; add every element first, then call set_nodes");
   const int nv = fem::num_vertices(g);  // validates g
   if (int(v.size()) != nv)
     fail("fem::Mesh::add_element: a ", name(g), " has ", nv, " vertices, got ", v.size());
@@ -44,6 +47,28 @@ index_t Mesh::add_boundary(Geometry g, std::span<const index_t> v, int attribute
   bd_off_.push_back(index_t(bd_conn_.size()));
   bd_attr_.push_back(attribute);
   return num_boundary() - 1;
+}
+
+void Mesh::set_nodes(int order, std::vector<double> nodes) {
+  if (order < 1 || order > max_geometry_order)
+    fail("fem::Mesh::set_nodes: geometry order ", order, " is outside 1..", max_geometry_order);
+  if (num_elements() == 0) fail("fem::Mesh::set_nodes: the mesh has no elements to give nodes");
+  std::vector<index_t> off(std::size_t(num_elements()) + 1, 0);
+  for (index_t e = 0; e < num_elements(); ++e)
+    off[std::size_t(e) + 1] = off[std::size_t(e)] + fem::num_nodes(element_geometry(e), order) * sdim_;
+  if (index_t(nodes.size()) != off.back())
+    fail("fem::Mesh::set_nodes: order-", order, " nodes of these ", num_elements(), " elements in ", sdim_,
+         "-D need ", off.back(), " coordinates (num_nodes(geometry, ", order, ") * ", sdim_,
+         " per element), got ", nodes.size());
+  nodes_order_ = order;
+  nodes_ = std::move(nodes);
+  nodes_off_ = std::move(off);
+}
+
+void Mesh::clear_nodes() {
+  nodes_order_ = 0;
+  nodes_.clear();
+  nodes_off_.clear();
 }
 
 void Mesh::reserve(index_t vertices, index_t elements, index_t boundary) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fem_test_util.hpp"
+#include "tessera/fem/basis.hpp"
 #include "tessera/fem/mesh.hpp"
 #include "tessera/fem/reference_element.hpp"
 
@@ -290,6 +291,134 @@ Mesh two_triangles() {
   m.add_boundary(Geometry::Segment, {0, 1}, 1);
   m.add_boundary(Geometry::Segment, {1, 2}, 1);
   return m;
+}
+
+// ---- curved (order-k) geometry ----------------------------------------------------------
+
+// A quadratic map of the reference triangle: F(x, y) = (x + 0.2 y^2, y + 0.1 x y).
+std::array<double, 3> quadratic_map(const std::array<double, 3>& p) {
+  return {p[0] + 0.2 * p[1] * p[1], p[1] + 0.1 * p[0] * p[1], 0};
+}
+
+Mesh reference_triangle() {
+  Mesh m(2);
+  m.add_vertex({0, 0});
+  m.add_vertex({1, 0});
+  m.add_vertex({0, 1});
+  m.add_element(Geometry::Triangle, {0, 1, 2});
+  return m;
+}
+
+// An order-2 map reproduces a quadratic F exactly: map, Jacobian and the measure (the
+// integral of det F' = 1 + 0.1 x - 0.04 y^2 over the reference triangle: 1/2 + 0.1/6 - 0.04/12).
+TEST(MeshCurved, QuadraticTriangleReproducesItsMap) {
+  Mesh m = reference_triangle();
+  EXPECT_EQ(m.nodes_order(), 0);
+  EXPECT_FALSE(m.has_nodes());
+  EXPECT_TRUE(m.element_nodes(0).empty());
+  m.set_nodes(2, map_nodes(m, 2, quadratic_map));
+  EXPECT_EQ(m.nodes_order(), 2);
+  EXPECT_TRUE(m.has_nodes());
+  ASSERT_EQ(m.element_nodes(0).size(), 12u);
+  // the nodes sit at F(H1Basis nodes), in the basis' order
+  const H1Basis b(Geometry::Triangle, 2);
+  for (index_t i = 0; i < 6; ++i) {
+    const auto f = quadratic_map({b.nodes()(i, 0), b.nodes()(i, 1), 0});
+    EXPECT_NEAR(m.element_nodes(0)[std::size_t(2 * i)], f[0], kTight);
+    EXPECT_NEAR(m.element_nodes(0)[std::size_t(2 * i + 1)], f[1], kTight);
+  }
+  const double xi[2] = {0.3, 0.45};
+  const auto x = m.map(0, xi);
+  const auto f = quadratic_map({0.3, 0.45, 0});
+  EXPECT_NEAR(x[0], f[0], kTight);
+  EXPECT_NEAR(x[1], f[1], kTight);
+  const auto J = m.jacobian(0, xi);
+  EXPECT_NEAR(J[0][0], 1, kTight);
+  EXPECT_NEAR(J[0][1], 0.4 * 0.45, kTight);
+  EXPECT_NEAR(J[1][0], 0.1 * 0.45, kTight);
+  EXPECT_NEAR(J[1][1], 1 + 0.1 * 0.3, kTight);
+  EXPECT_NEAR(m.det_jacobian(0, xi), (1 + 0.03) - 0.4 * 0.45 * 0.1 * 0.45, kTight);
+  EXPECT_NEAR(m.measure(), 0.5 + 0.1 / 6 - 0.04 / 12, kTight);
+  // F moves vertex 2 to (0.2, 1): validate wants the vertex there too
+  EXPECT_ERROR_MENTIONS(m.validate("quadratic"), "element 0", "reference vertex 2", "distance 0.2");
+  m.coordinates()[4] = 0.2;
+  EXPECT_NO_THROW(m.validate("quadratic"));
+  // det J over the nodes: its smallest value is at (0, 1): 1 - 0.04
+  EXPECT_NEAR(m.det_jacobian_range()[0], 0.96, kTight);
+  // a copy keeps the nodes; clear_nodes goes back to the straight triangle
+  Mesh c = m;
+  EXPECT_EQ(c.nodes_order(), 2);
+  c.clear_nodes();
+  EXPECT_NEAR(c.measure(), 0.5, kTight);
+}
+
+// Raising a straight mesh to order k keeps its shape and measure, on every geometry, also
+// for bilinear quads and trilinear hexes (the multilinear map is in the order-k space).
+TEST(MeshCurved, RaisingTheOrderKeepsTheShape) {
+  for (Geometry g : kAll) {
+    if (g == Geometry::Segment) continue;
+    BoxOptions o;
+    o.perturb = 0.2;
+    Mesh m = box_mesh(g, {2, 2, 2}, o);
+    const double straight = m.measure();
+    for (int k : {1, 3}) {
+      Mesh c = m;
+      c.set_nodes(k, map_nodes(m, k));
+      EXPECT_NEAR(c.measure(), straight, 1e-12) << name(g) << " k = " << k;
+      const double xi[3] = {0.2, 0.1, 0.3};
+      const std::span<const double> s(xi, std::size_t(dim(g)));
+      for (index_t e = 0; e < m.num_elements(); e += 3) {
+        const auto a = m.map(e, s), b = c.map(e, s);
+        for (int r = 0; r < 3; ++r) EXPECT_NEAR(a[std::size_t(r)], b[std::size_t(r)], 1e-13);
+        EXPECT_NEAR(m.det_jacobian(e, s), c.det_jacobian(e, s), 1e-12);
+      }
+      EXPECT_NO_THROW(c.validate("raised"));
+    }
+  }
+}
+
+TEST(MeshCurved, SetNodesChecksOrderAndSize) {
+  Mesh m = reference_triangle();
+  EXPECT_ERROR_MENTIONS(m.set_nodes(0, {}), "order 0", "outside 1..");
+  EXPECT_ERROR_MENTIONS(m.set_nodes(max_geometry_order + 1, {}), "outside 1..");
+  EXPECT_ERROR_MENTIONS(m.set_nodes(2, std::vector<double>(11)), "need 12", "got 11");
+  EXPECT_FALSE(m.has_nodes());
+  m.set_nodes(1, {0, 0, 1, 0, 0, 1});
+  EXPECT_ERROR_MENTIONS(m.add_element(Geometry::Triangle, {0, 1, 2}), "set_nodes");
+  EXPECT_ERROR_MENTIONS(Mesh(2).set_nodes(1, {}), "no elements");
+}
+
+// validate: non-finite nodes, nodes that miss the vertices, and tangled curved elements
+// (det J <= 0 inside although every corner is fine) are refused, naming the element.
+TEST(MeshCurved, ValidateRefusesBadNodes) {
+  const H1Basis b(Geometry::Triangle, 2);
+  Mesh m = reference_triangle();
+  std::vector<double> x = map_nodes(m, 2);
+  // local node 1 is the lattice point (1, 0, 0) / 2: the midpoint of edge {0, 1}
+  ASSERT_NEAR(b.nodes()(1, 0), 0.5, kTight);
+  ASSERT_NEAR(b.nodes()(1, 1), 0.0, kTight);
+  auto bad = x;
+  bad[3] = std::numeric_limits<double>::quiet_NaN();
+  Mesh n = m;
+  n.set_nodes(2, bad);
+  EXPECT_ERROR_MENTIONS(n.validate("nan.msh"), "nan.msh", "element 0", "non-finite", "node 1");
+  // a vertex node moved away from its vertex
+  bad = x;
+  bad[0] = 0.1;
+  n.set_nodes(2, bad);
+  EXPECT_ERROR_MENTIONS(n.validate("moved"), "element 0", "reference vertex 0", "vertices");
+  // the midpoint of the bottom edge pulled up beyond the opposite vertex: tangled
+  bad = x;
+  bad[3] = 1.2;
+  n.set_nodes(2, bad);
+  EXPECT_ERROR_MENTIONS(n.validate("pulled.mesh"), "pulled.mesh", "element 0", "triangle", "tangled", "det J");
+  // the bottom midpoint pulled only a little up stays valid (det J > 0 everywhere)
+  bad = x;
+  bad[3] = 0.1;
+  n.set_nodes(2, bad);
+  EXPECT_NO_THROW(n.validate("bent"));
+  EXPECT_LT(n.measure(), 0.5);  // the bottom edge bulges in: 0.5 - (2/3) * 0.1 * 1
+  EXPECT_NEAR(n.measure(), 0.5 - 2.0 / 3.0 * 0.1, kTight);
 }
 
 TEST(MeshValidate, AcceptsAValidMesh) { EXPECT_NO_THROW(two_triangles().validate("square")); }

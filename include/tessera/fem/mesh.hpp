@@ -1,9 +1,9 @@
 #pragma once
 /// \file mesh.hpp
-/// `Mesh`: an unstructured first-order mesh of segments, triangles, quadrilaterals,
-/// tetrahedra and hexahedra (one or several geometries), with element attributes and
-/// boundary faces with attributes. Host data; spaces and kernels copy what they need to the
-/// device.
+/// `Mesh`: an unstructured mesh of segments, triangles, quadrilaterals, tetrahedra and
+/// hexahedra (one or several geometries), with element attributes and boundary faces with
+/// attributes, and optionally a curved (high-order) geometry. Host data; spaces and kernels
+/// copy what they need to the device.
 ///
 ///     tessera::fem::Mesh m(2);                                   // 2-D
 ///     m.add_vertex({0, 0}); m.add_vertex({1, 0}); m.add_vertex({0, 1});
@@ -11,10 +11,17 @@
 ///     m.add_boundary(Geometry::Segment, {0, 1}, 3);              // boundary attribute 3
 ///     m.validate();                                              // ids, NaNs, inverted elements
 ///
-/// Element vertex lists use Gmsh's ordering (reference_element.hpp). The element map is the
-/// first-order (affine or multilinear) interpolation of the vertices.
+/// Element vertex lists use Gmsh's ordering (reference_element.hpp). Without nodes the
+/// element map is the first-order (affine or multilinear) interpolation of the vertices.
+/// With nodes (set_nodes) every element carries a Lagrange map of order k: the H1 vector field
+/// x(xi) = sum_i phi_i(xi) x_i over the nodes of H1Basis(geometry, k) (basis.hpp), stored per
+/// element; the vertices stay the element corners (the map at the reference vertices).
+///
+///     m.set_nodes(2, nodes);   // 6 points per triangle, at H1Basis(Triangle, 2).nodes()
+///     m.map(e, xi);            // the quadratic map; jacobian, measure, validate use it too
 
 #include <array>
+#include <functional>
 #include <initializer_list>
 #include <span>
 #include <string>
@@ -24,6 +31,15 @@
 #include "tessera/fem/geometry.hpp"
 
 namespace tessera::fem {
+
+class H1Basis;
+
+/// Largest order of a curved geometry map (Mesh::set_nodes).
+inline constexpr int max_geometry_order = 10;
+
+/// The basis of order-k geometry maps on g: H1Basis(g, k), built once per (g, k) and shared
+/// (thread-safe). k in 1..max_geometry_order.
+const H1Basis& geometry_basis(Geometry g, int k);
 
 /// An unstructured mesh (see the file comment).
 class Mesh {
@@ -49,6 +65,29 @@ class Mesh {
   }
   /// Reserves storage for the given numbers of vertices, elements and boundary faces.
   void reserve(index_t vertices, index_t elements, index_t boundary = 0);
+
+  // ---- curved geometry ------------------------------------------------------------------
+  /// Gives every element a Lagrange map of order `order` (1..max_geometry_order):
+  /// `nodes` holds, element after element, num_nodes(element_geometry(e), order) points of
+  /// space_dim() coordinates each (node-major), in the local node order and at the node
+  /// positions of H1Basis(element_geometry(e), order) (basis.hpp: GLL lattice on
+  /// segments/quads/hexes, warp & blend on triangles/tets). Throws on a wrong size / order.
+  /// Call it after the last add_element (add_element refuses a mesh with nodes); the nodes
+  /// at the reference vertices should equal the element's vertices (validate checks).
+  void set_nodes(int order, std::vector<double> nodes);
+  /// Order of the geometry map: 0 when the mesh has no nodes (the vertex map, affine or
+  /// multilinear), else k.
+  int nodes_order() const { return nodes_order_; }
+  bool has_nodes() const { return nodes_order() > 0; }
+  /// Element e's nodes (num_nodes(geometry, k) * space_dim() doubles), empty without nodes.
+  std::span<const double> element_nodes(index_t e) const {
+    if (nodes_order_ == 0) return {};
+    return {nodes_.data() + nodes_off_[std::size_t(e)], std::size_t(nodes_off_[std::size_t(e) + 1] - nodes_off_[std::size_t(e)])};
+  }
+  /// All nodes, element after element (see set_nodes); empty without nodes.
+  std::span<const double> nodes() const { return nodes_; }
+  /// Drops the nodes: the mesh becomes straight-sided (the vertex map).
+  void clear_nodes();
 
   // ---- queries --------------------------------------------------------------------------
   /// Coordinates per vertex.
@@ -98,12 +137,16 @@ class Mesh {
   /// vertices in an element, non-finite coordinates, element dimensions that differ from
   /// dim() (boundary: dim() - 1), inverted or degenerate elements (det J <= 0 at a vertex of
   /// the element when space_dim() == dim()), and repeated elements (two with the same
-  /// vertices, in any order). A reader may pass the numbers its file gives the elements and
+  /// vertices, in any order). With nodes it also checks that the nodes are finite, that the
+  /// map at each reference vertex is the element's vertex, and det J > 0 at every node and
+  /// at the points of a quadrature rule of degree dim * k (a tangled curved element is named).
+  /// A reader may pass the numbers its file gives the elements and
   /// the vertices (one per element, per vertex; Gmsh element and node tags), which the
   /// messages then name next to the indices.
   void validate(const std::string& source = {}, std::span<const long long> element_ids = {},
                 std::span<const long long> vertex_ids = {}) const;
 
+  /// The element maps below use the nodes when the mesh has them, else the vertices.
   /// Jacobian dx/dxi of element e at reference point xi (dim(geometry) entries): J[r][c] =
   /// d x_r / d xi_c, r < space_dim(), c < dim(element geometry); unused entries are 0.
   std::array<std::array<double, 3>, 3> jacobian(index_t e, std::span<const double> xi) const;
@@ -112,11 +155,13 @@ class Mesh {
   /// det J (space_dim() == element dim) or sqrt(det(J^T J)) (embedded elements) at xi.
   double det_jacobian(index_t e, std::span<const double> xi) const;
   /// Length / area / volume of element e (exact for affine elements; quadrature exact for
-  /// the multilinear map's determinant otherwise).
+  /// the determinant of a multilinear or order-k map (degree dim * k) otherwise; embedded
+  /// curved elements: that rule applied to sqrt(det J^T J)).
   double element_measure(index_t e) const;
   /// Sum of element_measure over all elements.
   double measure() const;
-  /// Smallest and largest det J over the vertices of every element.
+  /// Smallest and largest det J over the vertices of every element (with nodes: over the
+  /// nodes of every element).
   std::array<double, 2> det_jacobian_range() const;
   /// Smallest and largest vertex coordinates per direction: {min, max}.
   std::array<std::array<double, 3>, 2> bounding_box() const;
@@ -129,7 +174,20 @@ class Mesh {
   std::vector<index_t> el_off_{0}, el_conn_, bd_off_{0}, bd_conn_;
   std::vector<int> el_attr_, bd_attr_;
   std::array<index_t, 5> count_{};
+  int nodes_order_ = 0;
+  std::vector<double> nodes_;         // element after element, node-major
+  std::vector<index_t> nodes_off_;    // element e's nodes at [nodes_off_[e], nodes_off_[e + 1])
 };
+
+/// A point transformation for map_nodes: physical point in, physical point out (space_dim()
+/// coordinates used).
+using PointMap = std::function<std::array<double, 3>(const std::array<double, 3>&)>;
+
+/// Nodes for Mesh::set_nodes(order, ...): every element's current map (its nodes, or its
+/// vertices) evaluated at the node positions of H1Basis(geometry, order), then passed
+/// through `f` when given. set_nodes(k, map_nodes(m, k)) gives a straight mesh an order-k map
+/// of the same shape; with f, the order-k interpolant of f composed with the map.
+std::vector<double> map_nodes(const Mesh& mesh, int order, const PointMap& f = {});
 
 // ---- generators and refinement (mesh_generators.cpp) ------------------------------------
 
