@@ -323,11 +323,13 @@ fem::Mesh MfemFile::read_inline(std::vector<std::string>* warnings) {
         r.fail_line(line_at[0], "an inline mesh of type '", type, "' needs '", keys[k], " = ...' (",
                     k == kn ? "the number of cells" : "the length of the box", " along ", "xyz"[c],
                     "), which the file does not give");
-    const std::string cells_what = "'" + std::string(keys[kn]) + "', the number of cells along " + "xyz"[c] +
-                                   " (a whole number, at least 1)";
+    // concat, not a chain of std::string operator+: GCC 12 reports -Wrestrict on the inlined
+    // insert at the front of a temporary that such a chain starts with.
+    const std::string cells_what = ::tessera::detail::concat("'", keys[kn], "', the number of cells along ", "xyz"[c],
+                                                             " (a whole number, at least 1)");
     n[std::size_t(c)] = int(r.integer_at(value[kn], line_at[kn], cells_what.c_str(), 1, INT_MAX));
-    const std::string length_what = "'" + std::string(keys[ks]) + "', the box length along " + "xyz"[c] +
-                                    " (a positive finite number)";
+    const std::string length_what = ::tessera::detail::concat("'", keys[ks], "', the box length along ", "xyz"[c],
+                                                              " (a positive finite number)");
     const double length = r.real_at(value[ks], line_at[ks], length_what.c_str());
     if (!(length > 0))
       r.fail_line(line_at[ks], "'", keys[ks], " = ", printable(value[ks]), "': the box length must be positive");
