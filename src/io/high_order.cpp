@@ -213,26 +213,34 @@ TangleCheck::TangleCheck(Geometry g, int order) : dim_(fem::dim(g)) {
   for (const std::array<int, 3>& l : fem::lattice_nodes(g, m))
     for (int d = 0; d < dim_; ++d) points_.push_back(double(l[std::size_t(d)]) / m);
   npts_ = int(points_.size()) / dim_;
+  // and the centre: the mean of the vertices
+  for (int d = 0; d < dim_; ++d) {
+    double c = 0;
+    for (int v = 0; v < fem::num_vertices(g); ++v) c += fem::reference_vertex(g, v)[std::size_t(d)];
+    points_.push_back(c / fem::num_vertices(g));
+  }
   const Array<double, 3> gr = basis.gradients(std::span<const double>(points_));
-  grads_.resize(std::size_t(npts_ * n_ * dim_));
-  for (int q = 0; q < npts_; ++q)
+  grads_.resize(std::size_t((npts_ + 1) * n_ * dim_));
+  for (int q = 0; q <= npts_; ++q)
     for (int i = 0; i < n_; ++i)
       for (int d = 0; d < dim_; ++d) grads_[std::size_t((q * n_ + i) * dim_ + d)] = gr(q, i, d);
 }
 
+double TangleCheck::det(const double* nodes, int q) const {
+  double j[3][3] = {};  // j[c][d] = d x_c / d xi_d
+  for (int i = 0; i < n_; ++i)
+    for (int c = 0; c < dim_; ++c)
+      for (int d = 0; d < dim_; ++d)
+        j[c][d] += nodes[std::size_t(i * dim_ + c)] * grads_[std::size_t((q * n_ + i) * dim_ + d)];
+  if (dim_ == 1) return j[0][0];
+  if (dim_ == 2) return j[0][0] * j[1][1] - j[0][1] * j[1][0];
+  return j[0][0] * (j[1][1] * j[2][2] - j[1][2] * j[2][1]) - j[0][1] * (j[1][0] * j[2][2] - j[1][2] * j[2][0]) +
+         j[0][2] * (j[1][0] * j[2][1] - j[1][1] * j[2][0]);
+}
+
 std::string TangleCheck::check(const double* nodes) const {
   for (int q = 0; q < npts_; ++q) {
-    double j[3][3] = {};  // j[c][d] = d x_c / d xi_d
-    for (int i = 0; i < n_; ++i)
-      for (int c = 0; c < dim_; ++c)
-        for (int d = 0; d < dim_; ++d)
-          j[c][d] += nodes[std::size_t(i * dim_ + c)] * grads_[std::size_t((q * n_ + i) * dim_ + d)];
-    double det = 0;
-    if (dim_ == 1) det = j[0][0];
-    else if (dim_ == 2) det = j[0][0] * j[1][1] - j[0][1] * j[1][0];
-    else
-      det = j[0][0] * (j[1][1] * j[2][2] - j[1][2] * j[2][1]) - j[0][1] * (j[1][0] * j[2][2] - j[1][2] * j[2][0]) +
-            j[0][2] * (j[1][0] * j[2][1] - j[1][1] * j[2][0]);
+    const double det = this->det(nodes, q);
     if (!(det > 0)) {
       std::ostringstream s;
       s << "det J = " << det << " <= 0 at reference point (";

@@ -60,9 +60,12 @@ class TangleCheck {
  public:
   TangleCheck(fem::Geometry g, int order);
   std::string check(const double* nodes) const;
+  /// det J at the centre of the reference element (its sign is the element's turn).
+  double centre_det(const double* nodes) const { return det(nodes, npts_); }
 
  private:
-  int dim_ = 0, n_ = 0, npts_ = 0;
+  double det(const double* nodes, int q) const;
+  int dim_ = 0, n_ = 0, npts_ = 0;      // npts_ lattice points, then the centre
   std::vector<double> points_, grads_;  // grads_: (point, node, d)
 };
 
