@@ -139,6 +139,8 @@ int info(const MeshOptions& opt, std::ostream& out) {
     for (auto [a, n] : attributes) ea[std::to_string(a)] = n;
     j["boundary_faces_per_attribute"] = ba;
     j["elements_per_attribute"] = ea;
+    j["geometry_order"] = m.nodes_order() > 0 ? m.nodes_order() : 1;
+    j["curved"] = m.has_nodes();
     j["measure"] = measure;
     j["measure_kind"] = measure_name(m.dim());
     j["det_j_min"] = detj[0];
@@ -183,9 +185,14 @@ int info(const MeshOptions& opt, std::ostream& out) {
     for (auto [a, n] : attributes) out << std::exchange(sep, ", ") << a << ": " << n;
   }
   out << "\n";
+  row("geometry") << (m.has_nodes() ? "order " + std::to_string(m.nodes_order()) + " (curved: nodes per element)"
+                                     : std::string("order 1 (the vertices)"))
+                 << "\n";
   if (has_elements) {
-    row(std::string("total ") + measure_name(m.dim())) << fmt(measure) << "\n";
-    row("det J") << "min " << fmt(detj[0]) << ", max " << fmt(detj[1]) << "\n";
+    row(std::string("total ") + measure_name(m.dim())) << fmt(measure)
+                                                       << (m.has_nodes() ? " (of the curved map)" : "") << "\n";
+    row("det J") << "min " << fmt(detj[0]) << ", max " << fmt(detj[1])
+                 << (m.has_nodes() ? " (at the nodes)" : "") << "\n";
   }
   if (m.num_vertices()) {
     row("bounding box");

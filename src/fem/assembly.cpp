@@ -64,7 +64,9 @@ int form_degree(const Mesh& mesh, int p, FormKind kind, const AssemblyOptions& o
   bool any_tensor = false;
   for (Geometry g : {Geometry::Quadrilateral, Geometry::Hexahedron})
     any_tensor = any_tensor || (mesh.num_elements(g) > 0 && fem::dim(g) == mesh.dim());
-  const int degree = opt.degree >= 0 ? opt.degree : gll ? 2 * p - 1 : any_tensor ? 2 * p + 3 : 2 * p;
+  // as H1Operator: a curved mesh of order k adds dim (k - 1) on simplices (det J's degree)
+  const int curved = mesh.has_nodes() ? mesh.dim() * (mesh.nodes_order() - 1) : 0;
+  const int degree = opt.degree >= 0 ? opt.degree : gll ? 2 * p - 1 : any_tensor ? 2 * p + 3 : 2 * p + curved;
   const int exact = kind == FormKind::Mass ? 2 * p : std::max(0, 2 * p - 2);
   TESSERA_REQUIRE(degree >= exact, "fem::MatrixAssembler (", name(kind), "): a quadrature of degree ", degree,
                   " does not integrate the order-", p, " ", name(kind), " matrix exactly (degree >= ", exact,

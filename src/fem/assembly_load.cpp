@@ -66,18 +66,11 @@ LoadAssembler::LoadAssembler(const H1Space& space, Exec exec, const AssemblyOpti
     gk.compute(gf, embedded ? GeometricFactorFlags::WDetJ : GeometricFactorFlags::WDetJ | GeometricFactorFlags::Jinv);
     gk.check();
     const BasisTables t = tabulate(H1Basis(g, p), rule);
-    // Physical points: x(e, q) = sum_v N_v(xi_q) X(e, v), with the vertex shape functions
-    // tabulated on the host.
+    // Physical points: x(e, q) = sum_v N_v(xi_q) X(e, v), with the map's shape functions
+    // (vertex ones, or a curved mesh's order-k basis) tabulated on the host.
     const index_t ne = R.num_elements();
-    const int nq = static_cast<int>(rule.size()), nv = num_vertices(g), dim = fem::dim(g), sdim = mesh.space_dim();
-    Array<double, 2> N("fem/load vertex shapes", {nq, nv});
-    const auto pts = rule.points.to_host();
-    for (int q = 0; q < nq; ++q) {
-      double xi[3] = {0, 0, 0};
-      for (int c = 0; c < dim; ++c) xi[c] = pts(q, c);
-      vertex_shape_functions(g, std::span<const double>(xi, std::size_t(dim)),
-                             std::span<double>(&N(q, 0), std::size_t(nv)));
-    }
+    const int nq = static_cast<int>(rule.size()), sdim = mesh.space_dim();
+    const Array<double, 2> N = map_shape_values(mesh, g, rule.points);
     Array<double, 2> Nd = exec.on_device() ? N.to_device() : N;
     LoadPoints lp{g, ne, nq, Array<double, 3>("fem/load points", {ne, nq, 3}, exec.space()),
                   Array<int, 1>("fem/load attributes", {ne})};

@@ -1,5 +1,5 @@
-// Host set-up of the field-function kernels (field_functions.hpp): element vertex
-// coordinates, vertex shape functions at reference points, first owners of shared nodes.
+// Host set-up of the field-function kernels (field_functions.hpp): the element maps' nodes
+// and shape functions at reference points, first owners of shared nodes.
 #include "tessera/fem/field_functions.hpp"
 
 #include "tessera/core/error.hpp"
@@ -17,17 +17,13 @@ std::vector<Geometry> volume_geometries(const Mesh& mesh) {
 
 ElementPoints element_points(const Mesh& mesh, Geometry g, const Array<double, 2>& ref_points_any, const Exec& exec) {
   const Array<double, 2> ref = ref_points_any.to_host();
-  const int d = fem::dim(g), nv = fem::num_vertices(g), sd = mesh.space_dim();
+  const int d = fem::dim(g), sd = mesh.space_dim();
   TESSERA_REQUIRE(ref.extent(1) == d, "fem::element_points: the points have ", ref.extent(1), " coordinates, a ",
                   name(g), " needs ", d);
-  const index_t np = ref.extent(0);
-  const Array<double, 3> X = element_vertex_coordinates(mesh, g);
-  Array<double, 2> N("fem/element_points/N", {np, nv});
-  double xi[3] = {0, 0, 0};
-  for (index_t j = 0; j < np; ++j) {
-    for (int c = 0; c < d; ++c) xi[c] = ref(j, c);
-    vertex_shape_functions(g, std::span<const double>(xi, std::size_t(d)), std::span<double>(&N(j, 0), std::size_t(nv)));
-  }
+  // the mesh's map: the vertices and vertex shape functions, or a curved mesh's nodes and
+  // the order-k basis
+  const Array<double, 3> X = element_map_nodes(mesh, g);
+  const Array<double, 2> N = map_shape_values(mesh, g, ref);
   ElementPoints ep;
   ep.geom = g;
   ep.space_dim = sd;

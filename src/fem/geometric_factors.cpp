@@ -3,6 +3,7 @@
 // (element, point) on exec's backend. Compiled by nvcc in CUDA builds.
 #include "tessera/fem/geometric_factors.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <limits>
@@ -11,6 +12,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/forall.hpp"
 #include "tessera/core/reduce.hpp"
+#include "tessera/fem/basis.hpp"
 #include "tessera/fem/reference_element.hpp"
 
 namespace tessera::fem {
@@ -21,11 +23,13 @@ namespace geometric_factors_detail {
 /// x (NV x SDIM, vertex-major) and the gradients g (NV x DIM) at the point. The sum runs over
 /// the differences from vertex 0 (the shape-function gradients sum to zero), so the rounding
 /// error is relative to the element's size, not to the magnitude of its coordinates.
+/// NV = 0: a curved map whose node count nv is known at run time only (nv_rt).
 template <int DIM, int SDIM, int NV>
-TESSERA_INLINE void jacobian_at(const double* x, const double* g, double (&J)[SDIM][DIM]) {
+TESSERA_INLINE void jacobian_at(const double* x, const double* g, double (&J)[SDIM][DIM], int nv_rt = NV) {
+  const int nv = NV > 0 ? NV : nv_rt;
   for (int r = 0; r < SDIM; ++r)
     for (int c = 0; c < DIM; ++c) J[r][c] = 0.0;
-  for (int v = 1; v < NV; ++v)
+  for (int v = 1; v < nv; ++v)
     for (int r = 0; r < SDIM; ++r) {
       const double d = x[v * SDIM + r] - x[r];
       for (int c = 0; c < DIM; ++c) J[r][c] += d * g[v * DIM + c];
@@ -33,11 +37,13 @@ TESSERA_INLINE void jacobian_at(const double* x, const double* g, double (&J)[SD
 }
 
 /// The inputs of one point: element e's coordinates and the gradients at point q (the
-/// extents were fixed by GeometricFactorKernel: X (ne, NV, SDIM), G (nq, NV, DIM)).
+/// extents were fixed by GeometricFactorKernel: X (ne, nv, SDIM), G (nq, nv, DIM), nv = NV
+/// or, for NV = 0, X's extent 1).
 template <int DIM, int SDIM, int NV>
 TESSERA_INLINE void jacobian_at(const View<const double, 3>& X, const View<const double, 3>& G, index_t e, int q,
                                 double (&J)[SDIM][DIM]) {
-  jacobian_at<DIM, SDIM, NV>(X.data() + e * (NV * SDIM), G.data() + static_cast<index_t>(q) * (NV * DIM), J);
+  const int nv = NV > 0 ? NV : static_cast<int>(X.extent(1));
+  jacobian_at<DIM, SDIM, NV>(X.data() + e * (nv * SDIM), G.data() + static_cast<index_t>(q) * (nv * DIM), J, nv);
 }
 
 /// Square J: the adjugate A (J^-1 = A / det) and det J.
@@ -181,15 +187,22 @@ double reduce_min_det(const Exec& exec, const DetMap<DIM, SDIM, NV>& m, index_t 
 
 /// Calls f(integral_constant DIM, integral_constant SDIM, integral_constant NV) for the
 /// run-time geometry g and space dimension sdim (dim(g) <= sdim <= 3): one instance per
-/// element shape, so that every loop of the kernel has compile-time bounds.
+/// element shape, so that every loop of the kernel has compile-time bounds; curved maps
+/// (nodes of order k) get NV = 0, the node count then comes from the arrays.
 template <class F>
-void with_shape(Geometry g, int sdim, const F& f) {
+void with_shape(Geometry g, int sdim, bool curved, const F& f) {
   using std::integral_constant;
+  using I0 = integral_constant<int, 0>;
   using I1 = integral_constant<int, 1>;
   using I2 = integral_constant<int, 2>;
   using I3 = integral_constant<int, 3>;
   using I4 = integral_constant<int, 4>;
   using I8 = integral_constant<int, 8>;
+  if (curved && dim(g) <= sdim) {
+    if (dim(g) == 1) return sdim == 1 ? f(I1{}, I1{}, I0{}) : sdim == 2 ? f(I1{}, I2{}, I0{}) : f(I1{}, I3{}, I0{});
+    if (dim(g) == 2) return sdim == 2 ? f(I2{}, I2{}, I0{}) : f(I2{}, I3{}, I0{});
+    return f(I3{}, I3{}, I0{});
+  }
   switch (g) {
     case Geometry::Segment:
       if (sdim == 1) return f(I1{}, I1{}, I2{});
@@ -253,11 +266,53 @@ Array<double, 3> element_vertex_coordinates(const Mesh& mesh, Geometry g) {
   return X;
 }
 
+int map_num_nodes(const Mesh& mesh, Geometry g) {
+  return mesh.has_nodes() ? static_cast<int>(num_nodes(g, mesh.nodes_order())) : num_vertices(g);
+}
+
+Array<double, 3> element_map_nodes(const Mesh& mesh, Geometry g) {
+  if (!mesh.has_nodes()) return element_vertex_coordinates(mesh, g);
+  const std::vector<index_t> elements = mesh.elements_of(g);
+  const index_t ne = static_cast<index_t>(elements.size());
+  const int n = map_num_nodes(mesh, g), sdim = mesh.space_dim();
+  Array<double, 3> X("fem/element_map_nodes", {ne, n, sdim});
+  for (index_t k = 0; k < ne; ++k) {
+    const auto x = mesh.element_nodes(elements[static_cast<std::size_t>(k)]);
+    std::copy(x.begin(), x.end(), &X(k, 0, 0));
+  }
+  return X;
+}
+
+Array<double, 2> map_shape_values(const Mesh& mesh, Geometry g, const Array<double, 2>& points_any) {
+  const Array<double, 2> points = points_any.to_host();
+  const int d = dim(g);
+  TESSERA_REQUIRE(points.extent(1) == d, "fem::map_shape_values: points have ", points.extent(1), " coordinates, a ",
+                  name(g), " needs ", d);
+  if (mesh.has_nodes()) return geometry_basis(g, mesh.nodes_order()).eval(points);
+  const index_t np = points.extent(0);
+  const int nv = num_vertices(g);
+  Array<double, 2> N("fem/map_shape_values", {np, nv});
+  double xi[3] = {0, 0, 0};
+  for (index_t j = 0; j < np; ++j) {
+    for (int c = 0; c < d; ++c) xi[c] = points(j, c);
+    vertex_shape_functions(g, std::span<const double>(xi, std::size_t(d)), std::span<double>(&N(j, 0), std::size_t(nv)));
+  }
+  return N;
+}
+
+Array<double, 3> map_shape_gradients(const Mesh& mesh, Geometry g, const Array<double, 2>& points_any) {
+  if (!mesh.has_nodes()) return first_order_shape_gradients(g, points_any);
+  const Array<double, 2> points = points_any.to_host();
+  TESSERA_REQUIRE(points.extent(1) == dim(g), "fem::map_shape_gradients: points have ", points.extent(1),
+                  " coordinates, a ", name(g), " needs ", dim(g));
+  return geometry_basis(g, mesh.nodes_order()).gradients(points);
+}
+
 GeometricFactorKernel::GeometricFactorKernel(const Mesh& mesh, Geometry g, const QuadratureRule& rule, Exec exec)
     : exec_(exec), geom_(g) {
   dim_ = fem::dim(g);
   sdim_ = mesh.space_dim();
-  nv_ = fem::num_vertices(g);
+  curved_ = mesh.has_nodes();
   TESSERA_REQUIRE(rule.geom == g, "fem::geometric_factors: the quadrature rule is on a ", name(rule.geom),
                   " but the elements are ", name(g), "s; pass a rule made for ", name(g), " (fem::quadrature(",
                   name(g), ", degree))");
@@ -270,10 +325,15 @@ GeometricFactorKernel::GeometricFactorKernel(const Mesh& mesh, Geometry g, const
   const index_t ne = num_elements();
   TESSERA_REQUIRE(ne <= std::numeric_limits<int>::max(), "fem::geometric_factors: ", ne, " ", name(g),
                   "s exceed the kernel's 2^31-1 elements; split the mesh");
+  if (curved_) {
+    TESSERA_REQUIRE(sdim_ >= dim_, "fem::geometric_factors: ", name(g), "s do not fit in a ", sdim_, "-D mesh");
+  }
+  nv_ = map_num_nodes(mesh, g);
 
-  const Array<double, 3> X = element_vertex_coordinates(mesh, g);
+  // the vertices and first-order gradients, or the nodes and the order-k basis' gradients
+  const Array<double, 3> X = element_map_nodes(mesh, g);
   const QuadratureRule host_rule = rule.to_host();
-  const Array<double, 3> G = first_order_shape_gradients(g, host_rule.points);
+  const Array<double, 3> G = map_shape_gradients(mesh, g, host_rule.points);
   points_host_ = host_rule.points;
 
   const Space sp = exec_.space();
@@ -325,7 +385,7 @@ void GeometricFactorKernel::compute(GeometricFactors& out, GeometricFactorFlags 
   if (wD) require_output(out.D, {ne, num_packed_symmetric(dim_), nq}, sp, "D");
   if (wwd) require_output(out.wdetJ, {ne, nq}, sp, "wdetJ");
   if (ne == 0) return;
-  gfd::with_shape(geom_, sdim_, [&](auto dim_c, auto sdim_c, auto nv_c) {
+  gfd::with_shape(geom_, sdim_, curved_, [&](auto dim_c, auto sdim_c, auto nv_c) {
     constexpr int DIM = decltype(dim_c)::value, SDIM = decltype(sdim_c)::value, NV = decltype(nv_c)::value;
     gfd::PointKernel<DIM, SDIM, NV> k;
     k.X = X_.cview();
@@ -349,7 +409,7 @@ double GeometricFactorKernel::min_det() const {
   const index_t n = num_elements() * nq_;
   if (n == 0) return std::numeric_limits<double>::infinity();
   double m = 0;
-  gfd::with_shape(geom_, sdim_, [&](auto dim_c, auto sdim_c, auto nv_c) {
+  gfd::with_shape(geom_, sdim_, curved_, [&](auto dim_c, auto sdim_c, auto nv_c) {
     constexpr int DIM = decltype(dim_c)::value, SDIM = decltype(sdim_c)::value, NV = decltype(nv_c)::value;
     gfd::DetMap<DIM, SDIM, NV> map{X_.cview(), G_.cview(), nq_};
     m = gfd::reduce_min_det<DIM, SDIM, NV>(exec_, map, n);
@@ -366,7 +426,7 @@ void GeometricFactorKernel::check() const {
   index_t worst = -1, bad = 0;
   int worst_q = 0;
   double worst_det = 0;
-  gfd::with_shape(geom_, sdim_, [&](auto dim_c, auto sdim_c, auto nv_c) {
+  gfd::with_shape(geom_, sdim_, curved_, [&](auto dim_c, auto sdim_c, auto nv_c) {
     constexpr int DIM = decltype(dim_c)::value, SDIM = decltype(sdim_c)::value, NV = decltype(nv_c)::value;
     for (index_t k = 0; k < ne; ++k) {
       bool element_bad = false;

@@ -129,6 +129,8 @@ Interpolator::Interpolator(const H1Space& space, Geometry g, const QuadratureRul
                   options.threads_per_element);
   const Mesh& mesh = space.mesh();
   mesh_ = &mesh;
+  // on-the-fly geometry works from the vertices: a curved mesh reads stored J^-1 instead
+  if (mesh.has_nodes()) opt_.geometry = GeometrySource::Stored;
   rule_ = rule_in.to_host();
   p_ = space.order();
   dim_ = fem::dim(g);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tessera/core/error.hpp"
+#include "tessera/fem/basis.hpp"
 #include "tessera/fem/mesh.hpp"
 #include "tessera/fem/reference_element.hpp"
 
@@ -410,6 +411,67 @@ Mesh refine_uniformly(const Mesh& mesh) {
   index_t unused = 0;
   for (index_t b = 0; b < mesh.num_boundary(); ++b)
     refine(mesh.boundary_geometry(b), mesh.boundary_vertices(b), mesh.boundary_attribute(b), true, unused);
+  if (!mesh.has_nodes()) return out;
+
+  // 3. A curved parent: each child is an affine piece of the parent's reference element, so
+  // its nodes are the parent's map at the images of its reference nodes, and its vertices
+  // (new midpoints and centres included) move onto the curved map. The children have the
+  // parent's order and describe the same curved domain.
+  const int k = mesh.nodes_order(), nch = 1 << mesh.dim();
+  std::vector<double> nodes;
+  nodes.reserve(std::size_t(out.num_elements()) * std::size_t(num_nodes(mesh.element_geometry(0), k) * sdim));
+  auto coords = out.coordinates();
+  std::vector<std::pair<index_t, std::array<double, 3>>> ref;  // the parent's vertex ids -> reference points
+  index_t hex_seen = 0;
+  for (index_t e = 0; e < mesh.num_elements(); ++e) {
+    const Geometry g = mesh.element_geometry(e);
+    const int d = dim(g), nvg = num_vertices(g);
+    const auto v = mesh.element_vertices(e);
+    ref.clear();
+    auto avg = [&](std::initializer_list<int> corners) {
+      std::array<double, 3> r{};
+      for (int c : corners)
+        for (int q = 0; q < 3; ++q) r[std::size_t(q)] += reference_vertex(g, c)[std::size_t(q)] / double(corners.size());
+      return r;
+    };
+    for (int c = 0; c < nvg; ++c) ref.push_back({v[std::size_t(c)], reference_vertex(g, c)});
+    for (int ed = 0; ed < num_edges(g); ++ed) {
+      const auto ev = edge_vertices(g, ed);
+      ref.push_back({mid(v[std::size_t(ev[0])], v[std::size_t(ev[1])]), avg({ev[0], ev[1]})});
+    }
+    if (g == Geometry::Quadrilateral) ref.push_back({quad_base + quads.rank(quad_key(v, quad_face)), avg({0, 1, 2, 3})});
+    if (g == Geometry::Hexahedron) {
+      for (int f = 0; f < 6; ++f) {
+        const auto fv = face_vertices(g, f);
+        ref.push_back({quad_base + quads.rank(quad_key(v, fv.data())), avg({fv[0], fv[1], fv[2], fv[3]})});
+      }
+      ref.push_back({hex_base + hex_seen++, {0.5, 0.5, 0.5}});
+    }
+    const H1Basis& b = geometry_basis(g, k);
+    for (index_t c = e * nch; c < (e + 1) * nch; ++c) {
+      const auto cv = out.element_vertices(c);
+      std::array<std::array<double, 3>, 8> r{};  // the child's vertices in the parent's reference element
+      for (int i = 0; i < nvg; ++i) {
+        const auto it = std::find_if(ref.begin(), ref.end(), [&](const auto& p) { return p.first == cv[std::size_t(i)]; });
+        TESSERA_REQUIRE(it != ref.end(), "fem::refine_uniformly: vertex ", cv[std::size_t(i)], " of child ", c,
+                        " is not a vertex, midpoint or centre of its parent ", e);
+        r[std::size_t(i)] = it->second;
+        const auto x = mesh.map(e, std::span<const double>(it->second.data(), std::size_t(d)));
+        for (int q = 0; q < sdim; ++q) coords[std::size_t(cv[std::size_t(i)] * sdim + q)] = x[std::size_t(q)];
+      }
+      double val[8];
+      for (index_t n = 0; n < b.size(); ++n) {
+        double xi[3] = {0, 0, 0}, xp[3] = {0, 0, 0};
+        for (int q = 0; q < d; ++q) xi[q] = b.nodes()(n, q);
+        vertex_shape_functions(g, std::span<const double>(xi, std::size_t(d)), std::span<double>(val, std::size_t(nvg)));
+        for (int i = 0; i < nvg; ++i)
+          for (int q = 0; q < d; ++q) xp[q] += val[i] * r[std::size_t(i)][std::size_t(q)];
+        const auto x = mesh.map(e, std::span<const double>(xp, std::size_t(d)));
+        nodes.insert(nodes.end(), x.begin(), x.begin() + sdim);
+      }
+    }
+  }
+  out.set_nodes(k, std::move(nodes));
   return out;
 }
 
@@ -444,11 +506,57 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 }  // namespace
 
+namespace {
+
+/// disk:<tri|quad>:<n>, annulus:quad:<n>, ball:<tet|hex>:<n>, each with [:order=<k>][:refine=<r>].
+Mesh curved_spec(const std::string& spec, const std::vector<std::string>& parts) {
+  const std::string& kind = parts[0];
+  if (parts.size() < 3)
+    fail("mesh spec '", spec, "': expected ", kind, ":<geometry>:<n>[:order=<k>][:refine=<r>]");
+  const std::string& gs = parts[1];
+  Geometry g = Geometry::Segment;
+  if (gs == "tri" || gs == "triangle") g = Geometry::Triangle;
+  else if (gs == "quad" || gs == "quadrilateral") g = Geometry::Quadrilateral;
+  else if (gs == "tet" || gs == "tetrahedron") g = Geometry::Tetrahedron;
+  else if (gs == "hex" || gs == "hexahedron") g = Geometry::Hexahedron;
+  const bool ok = kind == "disk" ? (g == Geometry::Triangle || g == Geometry::Quadrilateral)
+                  : kind == "ball" ? (g == Geometry::Tetrahedron || g == Geometry::Hexahedron)
+                                   : g == Geometry::Quadrilateral;
+  if (!ok)
+    fail("mesh spec '", spec, "': geometry '", gs, "' does not mesh a ", kind, " (valid: ",
+         kind == "disk" ? "tri, quad" : kind == "ball" ? "tet, hex" : "quad", ")");
+  const int n = parse_int(spec, parts[2], "cell count");
+  if (n < 1 || n > 1000) fail("mesh spec '", spec, "': n = ", n, " is outside 1..1000");
+  int order = 2, refine = 0;
+  for (std::size_t i = 3; i < parts.size(); ++i) {
+    const auto eq = parts[i].find('=');
+    const std::string key = parts[i].substr(0, eq), val = eq == std::string::npos ? "" : parts[i].substr(eq + 1);
+    if (eq == std::string::npos || (key != "order" && key != "refine"))
+      fail("mesh spec '", spec, "': option '", parts[i], "' is not order=<k> or refine=<r>");
+    if (key == "order") {
+      order = parse_int(spec, val, "order");
+      if (order < 1 || order > max_geometry_order)
+        fail("mesh spec '", spec, "': order=", order, " is outside 1..", max_geometry_order);
+    } else {
+      refine = parse_int(spec, val, "refine");
+      if (refine < 0 || refine > 10) fail("mesh spec '", spec, "': refine=", refine, " is outside 0..10");
+    }
+  }
+  Mesh m = kind == "disk" ? disk_mesh(g, n, order) : kind == "ball" ? ball_mesh(g, n, order) : annulus_mesh(n, order);
+  for (int r = 0; r < refine; ++r) m = refine_uniformly(m);
+  return m;
+}
+
+}  // namespace
+
 Mesh generate_mesh(const std::string& spec) {
   const auto parts = split(spec, ':');
+  if (!parts.empty() && (parts[0] == "disk" || parts[0] == "annulus" || parts[0] == "ball"))
+    return curved_spec(spec, parts);
   if (parts.size() < 3 || parts[0] != "box")
     fail("mesh spec '", spec, "': expected box:<seg|tri|quad|tet|hex>:<N>[x<M>[x<K>]][:perturb=<f>][:seed=<u>]",
-         "[:size=<a>x<b>x<c>][:refine=<r>]");
+         "[:size=<a>x<b>x<c>][:refine=<r>], or disk:<tri|quad>:<n>, annulus:quad:<n>, ball:<tet|hex>:<n> with ",
+         "[:order=<k>][:refine=<r>]");
   Geometry g;
   const std::string& gs = parts[1];
   if (gs == "seg" || gs == "segment") g = Geometry::Segment;

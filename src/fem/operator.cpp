@@ -213,7 +213,10 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
   bool any_tensor = false;
   for (Geometry g : {Geometry::Quadrilateral, Geometry::Hexahedron})
     any_tensor = any_tensor || (mesh.num_elements(g) > 0 && fem::dim(g) == mesh.dim());
-  degree_ = opt_.degree >= 0 ? opt_.degree : gll ? 2 * p - 1 : any_tensor ? 2 * p + 3 : 2 * p;
+  // A curved mesh of order k adds dim (k - 1) to the simplices' degree (that of det J): the
+  // mass matrix stays exact.
+  const int curved = mesh.has_nodes() ? mesh.dim() * (mesh.nodes_order() - 1) : 0;
+  degree_ = opt_.degree >= 0 ? opt_.degree : gll ? 2 * p - 1 : any_tensor ? 2 * p + 3 : 2 * p + curved;
   const bool mass = kind == OperatorKind::Mass;
   const int exact = mass ? 2 * p : std::max(0, 2 * p - 2);
   TESSERA_REQUIRE(degree_ >= exact, "fem::H1Operator (", name(kind), "): a quadrature of degree ", degree_,
@@ -221,6 +224,10 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
                   mass ? "2p = " : "2p - 2 = ", exact, " needed", gll && mass ? "; Gauss-Lobatto with q = p + 1 "
                   "points (degree 2p - 1) is exact for diffusion only" : "", ")");
   const bool otf = opt_.geometry == GeometrySource::OnTheFly;
+  TESSERA_REQUIRE(!otf || !mesh.has_nodes(), "fem::H1Operator (", name(kind),
+                  "): on-the-fly geometry recomputes J from the element vertices, which do not describe this "
+                  "curved mesh (order-", mesh.nodes_order(), " nodes); use stored geometry (GeometrySource::Stored, "
+                  "the default) on curved meshes");
   InterpolatorOptions io;
   io.use_tuning_cache = true;
   io.geometry = otf ? GeometrySource::OnTheFly : GeometrySource::Stored;

@@ -59,12 +59,18 @@ RefinementTransfer::RefinementTransfer(const H1Space& coarse, const H1Space& fin
     for (index_t e : cm.elements_of(g)) {
       const auto pv = cm.element_vertices(e);
       double h2 = 0;  // squared size of the parent, for the matching tolerance
-      for (int l = 0; l < nl; ++l)
+      for (int l = 0; l < nl; ++l) {
+        if (cm.has_nodes()) {  // a curved parent's children have their vertices on its map
+          const auto x = cm.map(e, std::span<const double>(&lattice2.nodes()(l, 0), std::size_t(dim)));
+          for (int r = 0; r < sd; ++r) cand[std::size_t(l * sd + r)] = x[std::size_t(r)];
+          continue;
+        }
         for (int r = 0; r < sd; ++r) {
           double x = 0;
           for (int v = 0; v < nv; ++v) x += Nl[std::size_t(l * nv + v)] * cm.vertex(pv[std::size_t(v)], r);
           cand[std::size_t(l * sd + r)] = x;
         }
+      }
       for (int r = 0; r < sd; ++r) {
         const double d = cm.vertex(pv[1], r) - cm.vertex(pv[0], r);
         h2 += d * d;

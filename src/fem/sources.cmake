@@ -23,6 +23,7 @@ target_sources(tessera PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/mesh.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mesh_geometry.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mesh_generators.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/mesh_curved.cpp
   ${CMAKE_CURRENT_LIST_DIR}/h1_space.cpp
   ${CMAKE_CURRENT_LIST_DIR}/field_functions.cpp
   ${CMAKE_CURRENT_LIST_DIR}/refinement_transfer.cpp

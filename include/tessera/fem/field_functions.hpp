@@ -22,8 +22,9 @@
 /// entries, those past the mesh's space dimension 0) and, where `grad` is not null, writes the
 /// gradient's space-dimension entries.
 ///
-/// Scalar spaces (one component). The element map is the first-order map of the mesh's
-/// vertices (the map of geometric_factors.hpp). Only elements of the mesh's dimension count.
+/// Scalar spaces (one component). The element map is the mesh's (Mesh::map, as in
+/// geometric_factors.hpp): the first-order map of the vertices, or the order-k map of a curved
+/// mesh's nodes. Only elements of the mesh's dimension count.
 
 #include <cmath>
 #include <vector>
@@ -46,12 +47,13 @@ namespace tessera::fem {
 struct ElementPoints {
   Geometry geom = Geometry::Triangle;
   int space_dim = 0;
-  Array<double, 3> X;  ///< (ne, nv, space_dim): vertex coordinates of each element
-  Array<double, 2> N;  ///< (np, nv): first-order vertex shape functions at the points
+  Array<double, 3> X;  ///< (ne, nv, space_dim): the map's nodes (vertices or curved nodes)
+  Array<double, 2> N;  ///< (np, nv): the map's shape functions at the points
 };
 
-/// Gathers the elements' vertex coordinates (host loop) and tabulates the vertex shape
-/// functions at `ref_points` ((np, dim(g)), any space); both copied to exec's space.
+/// Gathers the elements' map nodes (element_map_nodes: the vertices, or a curved mesh's
+/// nodes) and tabulates the map's shape functions at `ref_points` ((np, dim(g)), any space);
+/// both copied to exec's space.
 ElementPoints element_points(const Mesh& mesh, Geometry g, const Array<double, 2>& ref_points, const Exec& exec);
 
 /// The geometries of the mesh's dimension that the mesh has.

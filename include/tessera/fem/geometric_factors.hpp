@@ -11,9 +11,12 @@
 ///     auto d = tessera::fem::geometric_factors(mesh, Geometry::Hexahedron, rule, exec,
 ///                                              GeometricFactorFlags::D);
 ///
-/// The element map is the first-order (affine or multilinear) interpolation of the element's
-/// vertices (Gmsh order, reference elements on [0, 1]): x(xi) = sum_v N_v(xi) x_v, so
-/// J = dx/dxi is constant on simplices and multilinear on quadrilaterals and hexahedra.
+/// The element map is the mesh's (Mesh::map): for a mesh without nodes the first-order
+/// (affine or multilinear) interpolation of the element's vertices (Gmsh order, reference
+/// elements on [0, 1]): x(xi) = sum_v N_v(xi) x_v, so J = dx/dxi is constant on simplices and
+/// multilinear on quadrilaterals and hexahedra; for a mesh with nodes of order k (curved
+/// geometry) x(xi) = sum_i phi_i(xi) x_i over the nodes, phi_i the basis H1Basis(g, k), and
+/// the kernel contracts the gradients of phi_i at the points with each element's nodes.
 /// Elements of dimension dim below the space dimension space_dim (segments in 2-D or 3-D,
 /// triangles and quadrilaterals in 3-D) are *embedded*: det J means sqrt(det(J^T J)) (the
 /// length / area factor) and J^-1 the pseudo-inverse (J^T J)^-1 J^T, a left inverse of J.
@@ -91,8 +94,9 @@ constexpr int packed_symmetric_index(int dim, int i, int j) {
 }
 
 /// The kernel behind geometric_factors, with its inputs already in exec's memory space:
-/// element vertex coordinates X (ne, nv, space_dim), shape-function gradients at the rule's
-/// points G (nq, nv, dim) and the weights (nq). Construct it once and call compute() to time
+/// the element map's nodes X (ne, nv, space_dim) (the vertices, or a curved mesh's nodes),
+/// the map's shape-function gradients at the rule's points G (nq, nv, dim) and the weights
+/// (nq). Construct it once and call compute() to time
 /// or repeat the kernel alone.
 ///
 ///     GeometricFactorKernel k(mesh, Geometry::Hexahedron, rule, exec);   // gather + copy
@@ -101,9 +105,9 @@ constexpr int packed_symmetric_index(int dim, int i, int j) {
 ///     k.check(out);                                                      // det J > 0
 class GeometricFactorKernel {
  public:
-  /// Gathers the vertex coordinates of the elements of geometry g (mesh.elements_of(g)
-  /// order) and tabulates the first-order shape-function gradients at the rule's points on
-  /// the host, then copies both to exec's space. Throws tessera::Error when the rule is not
+  /// Gathers the map nodes of the elements of geometry g (mesh.elements_of(g) order; the
+  /// vertices, or the nodes of a curved mesh) and tabulates the map's shape-function
+  /// gradients at the rule's points on the host, then copies both to exec's space. Throws tessera::Error when the rule is not
   /// on g, or g does not fit in the mesh's space dimension.
   GeometricFactorKernel(const Mesh& mesh, Geometry g, const QuadratureRule& rule, Exec exec = Exec::best());
 
@@ -123,9 +127,9 @@ class GeometricFactorKernel {
   /// quadrature point, with that value, when min_det() <= 0 (or is not a number).
   void check() const;
 
-  /// Vertex coordinates X(e, v, r), in exec's space.
+  /// Map nodes X(e, v, r) (the vertex coordinates, or a curved mesh's nodes), in exec's space.
   const Array<double, 3>& coordinates() const { return X_; }
-  /// Shape-function gradients G(q, v, c) = d N_v / d xi_c at point q, in exec's space.
+  /// Map shape-function gradients G(q, v, c) = d N_v / d xi_c at point q, in exec's space.
   const Array<double, 3>& shape_gradients() const { return G_; }
   /// Mesh indices of the elements, in kernel order (host).
   const std::vector<index_t>& elements() const { return elements_; }
@@ -134,7 +138,10 @@ class GeometricFactorKernel {
   Geometry geometry() const { return geom_; }
   index_t num_elements() const { return static_cast<index_t>(elements_.size()); }
   int num_points() const { return nq_; }
+  /// Nodes of the element map: num_vertices(g), or num_nodes(g, k) on a curved mesh.
   int num_vertices() const { return nv_; }
+  /// True when the mesh has nodes (a curved map of order k).
+  bool curved() const { return curved_; }
   int dim() const { return dim_; }
   int space_dim() const { return sdim_; }
 
@@ -142,6 +149,7 @@ class GeometricFactorKernel {
   Exec exec_;
   Geometry geom_;
   int nq_ = 0, nv_ = 0, dim_ = 0, sdim_ = 0;
+  bool curved_ = false;
   std::vector<index_t> elements_;
   Array<double, 3> X_, G_;
   Array<double, 1> w_;
@@ -159,6 +167,23 @@ GeometricFactors geometric_factors(const Mesh& mesh, Geometry g, const Quadratur
 /// Vertex coordinates X(k, v, r) of the elements of geometry g (mesh.elements_of(g) order),
 /// host memory; throws tessera::Error naming the element for a vertex id out of range.
 Array<double, 3> element_vertex_coordinates(const Mesh& mesh, Geometry g);
+
+/// Nodes of the element map per element of a mesh: num_vertices(g) without nodes,
+/// num_nodes(g, k) with nodes of order k.
+int map_num_nodes(const Mesh& mesh, Geometry g);
+
+/// The element maps' nodes X(k, i, r) of the elements of geometry g (mesh.elements_of(g)
+/// order), host memory: element_vertex_coordinates without nodes, else each element's nodes
+/// (Mesh::element_nodes). With map_shape_values / map_shape_gradients this is the map:
+/// x(xi) = sum_i N_i(xi) X(k, i, :).
+Array<double, 3> element_map_nodes(const Mesh& mesh, Geometry g);
+
+/// The map's shape functions at reference points ((np, dim(g)), any space): N(j, i), extents
+/// (np, map_num_nodes(mesh, g)), host: the vertex shape functions, or the order-k basis.
+Array<double, 2> map_shape_values(const Mesh& mesh, Geometry g, const Array<double, 2>& points);
+
+/// Their gradients G(j, i, c), extents (np, map_num_nodes(mesh, g), dim(g)), host.
+Array<double, 3> map_shape_gradients(const Mesh& mesh, Geometry g, const Array<double, 2>& points);
 
 /// Gradients of the first-order shape functions of g (Gmsh vertex order, reference element on
 /// [0, 1]) at the given reference points (extents (nq, dim(g)), host): G(q, v, c) =

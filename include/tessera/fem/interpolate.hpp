@@ -36,8 +36,9 @@
 /// (geometric_factors.hpp). `GeometrySource::OnTheFly` (default) computes J and J^-1 at each
 /// point inside the kernel from the element's vertex coordinates (dim x vertices doubles per
 /// element); `GeometrySource::Stored` reads J^-1 precomputed by geometric_factors (dim x
-/// space_dim doubles per point). Physical gradients need elements whose dimension equals the
-/// mesh's space dimension.
+/// space_dim doubles per point). On a curved mesh (Mesh::has_nodes) the Interpolator always
+/// reads stored J^-1 of the curved map, whatever the option says. Physical gradients need
+/// elements whose dimension equals the mesh's space dimension.
 ///
 /// Elements per block (elements a block works on at the same time): the option when given; otherwise the
 /// tuning cache (tuning.hpp, written by `tessera tune interpolate`) for this device and

@@ -215,11 +215,34 @@ Mesh box_mesh(Geometry g, std::array<int, 3> n, const BoxOptions& options = {});
 
 /// Uniform refinement: every element split into 2^dim children of its geometry (segments
 /// 2, triangles 4, quads 4, tets 8, hexes 8), boundary faces split accordingly, attributes
-/// inherited.
+/// inherited. A curved mesh (nodes of order k) refines its curved map, not its corners: each
+/// child's nodes are the parent's map at the child's node positions in the parent's reference
+/// element, and the new vertices lie on that map, so the refined mesh has order k and
+/// describes the same domain (the same measure up to rounding).
 Mesh refine_uniformly(const Mesh& mesh);
 
+/// The unit disc (radius 1, centre 0) meshed with quadrilaterals (5 n^2: an n x n inner
+/// square of half-width 0.4 and four n x n blocks out to the circle) or triangles (10 n^2, each
+/// of those quadrilaterals cut in two), with an order-`order` map (1..max_geometry_order) that
+/// interpolates a smooth map of each block onto the disc: the outer blocks blend linearly
+/// (radially) from the square's side to the circle arc, parametrised by angle; every boundary
+/// node lies on the circle (to rounding). Boundary segments on the circle, attribute 1.
+Mesh disk_mesh(Geometry g, int n, int order);
+
+/// The annulus 0.5 <= r <= 1 meshed with n (radial) x 8n (angular) quadrilaterals, with an
+/// order-`order` map of the polar coordinates (exact circles through the nodes). Boundary
+/// segments: attribute 1 on the inner circle, 2 on the outer one.
+Mesh annulus_mesh(int n, int order);
+
+/// The unit ball: hexahedra (7 n^3: an n^3 inner cube of half-width 0.4 and six n^3 blocks out
+/// to the sphere, blended radially from the cube's face to an equiangular cubed-sphere patch)
+/// or tetrahedra (84 n^3: each of those hexahedra cut into 12 around its centre), with an
+/// order-`order` map whose boundary nodes lie on the sphere. Boundary faces on the sphere,
+/// attribute 1.
+Mesh ball_mesh(Geometry g, int n, int order);
+
 /// Builds a mesh from a generator spec (syntax in docs/fem.md), e.g. "box:hex:10x10x10",
-/// "box:tri:100x100:perturb=0.2:seed=3:refine=2". Throws tessera::Error naming the spec and
+/// "box:tri:100x100:perturb=0.2:seed=3:refine=2", "disk:quad:4:order=3", "ball:tet:2". Throws tessera::Error naming the spec and
 /// the problem. (Files are read by the io layer: tessera::io::load_mesh accepts both.)
 Mesh generate_mesh(const std::string& spec);
 

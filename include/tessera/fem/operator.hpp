@@ -22,7 +22,10 @@
 /// the fused kernels from the element's vertices (first-order map), reading 8 vertices per
 /// hexahedron instead of 6 numbers per point (simplices: J is constant, computed once per
 /// element). The composed path with OnTheFly computes J^-1 in the interpolation kernels from
-/// the vertices and reads only w det J (1 number per point).
+/// the vertices and reads only w det J (1 number per point). OnTheFly is for straight-sided
+/// meshes: on a curved mesh (Mesh::has_nodes) the constructor throws; Stored factors of a
+/// curved mesh are those of its order-k map, and on simplices the default degree grows by
+/// dim (k - 1) (det J's degree) so that the mass matrix stays exact.
 
 #include <functional>
 #include <string>
