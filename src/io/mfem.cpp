@@ -571,6 +571,12 @@ std::vector<double> MfemFile::curved_nodes(std::vector<char>& flip) {
   for (std::size_t e = 0; e < ne; ++e) {
     const index_t* v = elements.vertices.data() + start[e];
     const Geometry g = Geometry(elements.geometry[e]);
+    const int nvert = fem::num_vertices(g);
+    for (int a = 0; a < nvert; ++a)
+      for (int b = a + 1; b < nvert; ++b)
+        if (v[a] == v[b])
+          r.fail_line(elements.at[e], "element ", e, " lists vertex ", v[a], " twice; a curved element needs distinct "
+                      "vertices");
     for (const auto& ed : mfem_edges(g)) edge_id.emplace(key2(v[ed[0]], v[ed[1]]), index_t(edge_id.size()));
     for (const auto& f : mfem_faces(g)) {
       std::array<index_t, 4> frame{v[f[0]], v[f[1]], v[f[2]], f[3] < 0 ? index_t(-1) : v[f[3]]};
