@@ -6,8 +6,6 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
-#include <set>
-#include <sstream>
 #include <unordered_map>
 #include <utility>
 
