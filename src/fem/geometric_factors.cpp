@@ -452,7 +452,9 @@ void GeometricFactorKernel::check() const {
        ", mesh numbering) has det J = ", worst_det, " <= 0 at quadrature point ", worst_q, " (xi = ", xi.str(), "); ",
        bad, " of ", ne, " ", name(geom_), "s have det J <= 0 or not finite. The element is inverted, degenerate or "
        "tangled: list its vertices in Gmsh order (reference_element.hpp; counter-clockwise in 2-D, positive volume "
-       "in 3-D) and check its coordinates (Mesh::validate tests det J at the vertices only)");
+       "in 3-D) and check its coordinates",
+       curved_ ? " and its curved nodes (Mesh::validate tests det J at the nodes and a rule's points)"
+               : " (Mesh::validate tests det J at the vertices only)");
 }
 
 GeometricFactors geometric_factors(const Mesh& mesh, Geometry g, const QuadratureRule& rule, Exec exec,
