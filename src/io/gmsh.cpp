@@ -6,12 +6,12 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
-#include <set>
-#include <sstream>
 #include <unordered_map>
 #include <utility>
 
 #include "../core/repeats.hpp"
+#include "high_order.hpp"
+#include "tessera/fem/reference_element.hpp"
 #include "text_reader.hpp"
 
 namespace tessera::io {
@@ -133,6 +133,31 @@ const ElementType* find_type(long long type) {
   return nullptr;
 }
 
+/// Order of the Lagrange geometry of a type tessera reads (1 to 4), 0 for the others: orders
+/// 5 to 10 and the incomplete (serendipity) types, whose nodes do not form a Lagrange set.
+int geometry_order(const ElementType& t) {
+  switch (t.type) {
+    case 15: case 1: case 2: case 3: case 4: case 5: return 1;
+    case 8: case 9: case 10: case 11: case 12: return 2;
+    case 26: case 21: case 36: case 29: case 92: return 3;
+    case 27: case 23: case 37: case 30: case 93: return 4;
+    default: return 0;
+  }
+}
+
+/// Why a known type is not read (empty when it is).
+std::string unread_type(const ElementType& t) {
+  if (geometry_order(t) > 0) return {};
+  const std::string_view name = t.name;
+  if (name.find("incomplete") != std::string_view::npos || t.type == 16 || t.type == 17)
+    return ::tessera::detail::concat("element type ", t.type, " (", t.name, ") is an incomplete (serendipity) element, "
+                                     "which tessera does not read: mesh with complete Lagrange elements "
+                                     "(Mesh.SecondOrderIncomplete = 0), or first-order ones");
+  return ::tessera::detail::concat("element type ", t.type, " (", t.name, ") has a geometry of order higher than tessera "
+                                   "reads (", detail::kMaxReadOrder, "): mesh with Mesh.ElementOrder <= ",
+                                   detail::kMaxReadOrder);
+}
+
 /// Why a Gmsh element type is not read.
 std::string unsupported_type(long long type) {
   std::string what;
@@ -147,7 +172,7 @@ std::string unsupported_type(long long type) {
   }
   return ::tessera::detail::concat("element type ", type, what,
                         " is not supported: tessera reads points, lines, triangles, quadrangles, tetrahedra and hexahedra "
-                        "(Gmsh types 15, 1, 2, 3, 4, 5 and their higher-order versions up to order 10, read by their corners); remesh without that element "
+                        "(Gmsh types 15, 1, 2, 3, 4, 5 and their complete higher-order versions up to order 4); remesh without that element "
                         "type or remove it from the physical groups");
 }
 
@@ -196,9 +221,8 @@ struct GmshFile {
   std::vector<const ElementType*> el_type;
   std::vector<long long> el_id;  // the element tags
   std::vector<int> el_attr;       // MSH 2.2: the attribute; MSH 4.1: the entity tag
-  std::vector<index_t> el_nodes;  // corner nodes, indices into node_tags
-  long long high_order = 0;
-  std::set<int> high_order_types;
+  std::vector<index_t> el_nodes;  // all nodes of each element (corners first), indices into node_tags
+  std::vector<std::size_t> el_at;  // where each element starts in the file (line or byte offset)
 
   // MSH 4.1 entities: (dim, tag) -> first physical tag (0 when none)
   std::map<std::pair<int, int>, int> entity_physical;
@@ -217,6 +241,11 @@ struct GmshFile {
   void read_elements_41();
   void add_node(long long tag, const double* x, std::size_t where);
   index_t node_index(long long tag, long long element, std::size_t where);
+  const ElementType* element_type(long long type, std::size_t where);
+  void node_on_line(std::size_t at, std::size_t eol, long long id, const ElementType* t, int k);
+  void line_ends(std::size_t at, std::size_t eol, long long id, const ElementType* t);
+  std::vector<double> curved_nodes(int order, const std::vector<char>& keep, int dim, int sdim, bool reverse,
+                                   std::span<const long long> element_tags);
   fem::Mesh build(std::vector<std::string>* warnings);
 
   /// Fails at the last ASCII token or at binary offset `where`.
@@ -330,6 +359,33 @@ index_t GmshFile::node_index(long long tag, long long element, std::size_t where
   return i;
 }
 
+const ElementType* GmshFile::element_type(long long type, std::size_t where) {
+  const ElementType* t = find_type(type);
+  if (!t) fail_at(where, unsupported_type(type));
+  const std::string why = unread_type(*t);
+  if (!why.empty()) fail_at(where, why);
+  return t;
+}
+
+// ASCII files list an element on one line: its tag, (2.2: type and tags,) then its nodes. A
+// line that ends before the type's node count, or goes on after it, means that the node list
+// does not match the element type; saying so beats reading the next element's numbers as nodes.
+void GmshFile::node_on_line(std::size_t at, std::size_t eol, long long id, const ElementType* t, int k) {
+  r.skip_space();
+  if (r.offset() > eol || r.offset() >= r.bytes().size())
+    r.fail_line(at, "element ", id, " of type ", t->type, " (", t->name, ") lists ", k, " node", k == 1 ? "" : "s",
+                " on its line, but its type has ", t->nodes, ": the node list does not match the element type");
+}
+
+void GmshFile::line_ends(std::size_t at, std::size_t eol, long long id, const ElementType* t) {
+  const std::string_view b = r.bytes();
+  std::size_t p = r.offset();
+  while (p < eol && p < b.size() && (b[p] == ' ' || b[p] == '\t' || b[p] == '\r')) ++p;
+  if (p < eol && p < b.size())
+    r.fail_line(at, "element ", id, " of type ", t->type, " (", t->name, ") lists more than the ", t->nodes,
+                " nodes of its type on its line: the node list does not match the element type");
+}
+
 // ---- MSH 2.2 ------------------------------------------------------------------------------
 
 void GmshFile::read_nodes_22() {
@@ -399,14 +455,14 @@ void GmshFile::read_elements_22() {
       const long long type = r.binary<std::int32_t>("an element type");
       const long long count = r.binary<std::int32_t>("a number of elements");
       const long long ntags = r.binary<std::int32_t>("a number of tags");
-      const ElementType* t = find_type(type);
-      if (!t) r.fail_offset(at, unsupported_type(type));
+      const ElementType* t = element_type(type, at);
       if (count < 1 || count > n - done)
         r.fail_offset(at + 4, "element block of ", count, " elements: expected 1 to ", n - done,
                       " (the elements left of the declared ", n, "); the file is corrupt");
       if (ntags < 0 || ntags > 1024) r.fail_offset(at + 8, "element block with ", ntags, " tags per element (expected 0 to 1024)");
       r.check_binary(std::uint64_t(count), std::uint64_t(4 * (1 + ntags + t->nodes)), "an element block");
       for (long long e = 0; e < count; ++e) {
+        const std::size_t el_start = r.offset();
         const long long id = r.binary<std::int32_t>("an element tag");
         int tags[2] = {0, 0};
         for (long long k = 0; k < ntags; ++k) {
@@ -416,21 +472,21 @@ void GmshFile::read_elements_22() {
         for (int k = 0; k < t->nodes; ++k) {
           const std::size_t where = r.offset();
           const long long tag = r.binary<std::int32_t>("a node tag");
-          if (k < t->corners) el_nodes.push_back(node_index(tag, id, where));
+          el_nodes.push_back(node_index(tag, id, where));
         }
         el_type.push_back(t);
         el_id.push_back(id);
+        el_at.push_back(el_start);
         el_attr.push_back(tags[0] != 0 ? tags[0] : (tags[1] != 0 ? tags[1] : 1));
-        if (t->nodes != t->corners) ++high_order, high_order_types.insert(t->type);
       }
       done += count;
     }
   } else {
     for (long long e = 0; e < n; ++e) {
       const long long id = r.integer("an element tag", 0, kMaxTag);
+      const std::size_t el_start = r.token_offset(), eol = r.bytes().find('\n', el_start);
       const long long type = r.integer("an element type", 0, kIntMax);
-      const ElementType* t = find_type(type);
-      if (!t) r.fail_token(unsupported_type(type));
+      const ElementType* t = element_type(type, r.token_offset());
       const long long ntags = r.integer("the number of element tags", 0, 1024);
       int tags[2] = {0, 0};
       for (long long k = 0; k < ntags; ++k) {
@@ -438,13 +494,15 @@ void GmshFile::read_elements_22() {
         if (k < 2) tags[k] = int(v);
       }
       for (int k = 0; k < t->nodes; ++k) {
+        node_on_line(el_start, eol, id, t, k);
         const long long tag = r.integer("a node tag", 0, kMaxTag);
-        if (k < t->corners) el_nodes.push_back(node_index(tag, id, r.token_offset()));
+        el_nodes.push_back(node_index(tag, id, r.token_offset()));
       }
+      line_ends(el_start, eol, id, t);
       el_type.push_back(t);
       el_id.push_back(id);
+      el_at.push_back(el_start);
       el_attr.push_back(tags[0] != 0 ? tags[0] : (tags[1] != 0 ? tags[1] : 1));
-      if (t->nodes != t->corners) ++high_order, high_order_types.insert(t->type);
     }
   }
   expect_end("Elements", "the number of elements does not match the elements listed, or an element has the wrong "
@@ -620,8 +678,7 @@ void GmshFile::read_elements_41() {
       etag = r.binary<std::int32_t>("an entity tag");
       type = r.binary<std::int32_t>("an element type");
       const std::uint64_t c = r.binary<std::uint64_t>("the number of elements in a block");
-      t = find_type(type);
-      if (!t) r.fail_offset(at + 8, unsupported_type(type));
+      t = element_type(type, at + 8);
       if (edim != t->dim)
         r.fail_offset(at, "element block of type ", type, " (", t->name, ") on an entity of dimension ", edim);
       if (c > std::uint64_t(n - done))
@@ -633,18 +690,21 @@ void GmshFile::read_elements_41() {
       edim = r.integer("an entity dimension", 0, 3);
       etag = r.integer("an entity tag", kIntMin, kIntMax);
       type = r.integer("an element type", 0, kIntMax);
-      t = find_type(type);
-      if (!t) r.fail_token(unsupported_type(type));
+      t = element_type(type, r.token_offset());
       if (edim != t->dim) r.fail_token("element block of type ", type, " (", t->name, ") on an entity of dimension ", edim);
       count = r.integer("the number of elements in a block", 0, n - done);
     }
     for (long long e = 0; e < count; ++e) {
       long long id = 0;
+      std::size_t el_start = 0, eol = 0;
       if (binary) {
+        el_start = r.offset();
         const std::uint64_t v = r.binary<std::uint64_t>("an element tag");
         id = v > std::uint64_t(kMaxTag) ? -1 : (long long)v;
       } else {
         id = r.integer("an element tag", 0, kMaxTag);
+        el_start = r.token_offset();
+        eol = r.bytes().find('\n', el_start);
       }
       for (int k = 0; k < t->nodes; ++k) {
         long long tag = 0;
@@ -654,15 +714,17 @@ void GmshFile::read_elements_41() {
           const std::uint64_t v = r.binary<std::uint64_t>("a node tag");
           tag = v > std::uint64_t(kMaxTag) ? -1 : (long long)v;
         } else {
+          node_on_line(el_start, eol, id, t, k);
           tag = r.integer("a node tag", 0, kMaxTag);
           where = r.token_offset();
         }
-        if (k < t->corners) el_nodes.push_back(node_index(tag, id, where));
+        el_nodes.push_back(node_index(tag, id, where));
       }
+      if (!binary) line_ends(el_start, eol, id, t);
       el_type.push_back(t);
       el_id.push_back(id);
+      el_at.push_back(el_start);
       el_attr.push_back(int(etag));
-      if (t->nodes != t->corners) ++high_order, high_order_types.insert(t->type);
     }
     done += count;
   }
@@ -672,6 +734,56 @@ void GmshFile::read_elements_41() {
 }
 
 // ---- the mesh -----------------------------------------------------------------------------
+
+// Nodes of order `order` of the kept mesh elements (keep[e]), for Mesh::set_nodes: each
+// element's file nodes, in Gmsh's ordering, interpolated at the H1Basis nodes; checked for
+// tangled elements (det J <= 0) when the mesh is not embedded in a higher dimension.
+std::vector<double> GmshFile::curved_nodes(int order, const std::vector<char>& keep, int dim, int sdim, bool reverse,
+                                           std::span<const long long> element_tags) {
+  struct PerType {
+    detail::NodeTransfer transfer;
+    std::vector<int> swap;  // reversed 2-D elements: node permutation
+  };
+  std::map<int, PerType> per_type;
+  std::map<int, detail::TangleCheck> checks;  // by geometry
+  std::vector<double> nodes, values, out;
+  std::size_t k = 0, kept_index = 0;
+  for (std::size_t e = 0; e < el_type.size(); k += std::size_t(el_type[e]->nodes), ++e) {
+    if (!keep[e]) continue;
+    const ElementType* t = el_type[e];
+    const Geometry g = Geometry(t->geometry);
+    auto it = per_type.find(t->type);
+    if (it == per_type.end()) {
+      const int from = geometry_order(*t);
+      PerType pt;
+      pt.transfer = detail::NodeTransfer(g, from, detail::gmsh_node_points(g, from), order);
+      if (reverse) pt.swap = detail::swap_xy_permutation(g, order);
+      it = per_type.emplace(t->type, std::move(pt)).first;
+    }
+    values.resize(std::size_t(t->nodes * sdim));
+    for (int i = 0; i < t->nodes; ++i)
+      for (int c = 0; c < sdim; ++c)
+        values[std::size_t(i * sdim + c)] = xyz[std::size_t(3 * el_nodes[k + std::size_t(i)] + c)];
+    out.resize(std::size_t(it->second.transfer.num_to() * sdim));
+    it->second.transfer.apply(values.data(), sdim, out.data());
+    const std::size_t first = nodes.size();
+    if (reverse) {
+      for (int n : it->second.swap) nodes.insert(nodes.end(), out.begin() + n * sdim, out.begin() + (n + 1) * sdim);
+    } else {
+      nodes.insert(nodes.end(), out.begin(), out.end());
+    }
+    if (sdim == dim) {
+      auto c = checks.find(t->geometry);
+      if (c == checks.end()) c = checks.emplace(t->geometry, detail::TangleCheck(g, order)).first;
+      const std::string why = c->second.check(nodes.data() + first);
+      if (!why.empty())
+        fail_at(el_at[e], "element ", element_tags[kept_index], " (", t->name, ") is tangled: ", why,
+                " (its curved edges or faces fold over); fix the mesh, e.g. with gmsh -optimize_ho");
+    }
+    ++kept_index;
+  }
+  return nodes;
+}
 
 fem::Mesh GmshFile::build(std::vector<std::string>* warnings) {
   const std::string& name = r.name();
@@ -700,7 +812,7 @@ fem::Mesh GmshFile::build(std::vector<std::string>* warnings) {
         for (int c = 0; c < t->corners; ++c) used[std::size_t(el_nodes[k + std::size_t(c)])] = 1;
         (t->dim == dim ? nel : nbd)++;
       }
-      k += std::size_t(t->corners);
+      k += std::size_t(t->nodes);
     }
   }
   std::vector<index_t> order;
@@ -721,7 +833,7 @@ fem::Mesh GmshFile::build(std::vector<std::string>* warnings) {
   std::vector<std::size_t> start(el_type.size());
   {
     std::size_t k = 0;
-    for (std::size_t e = 0; e < el_type.size(); ++e) start[e] = k, k += std::size_t(el_type[e]->corners);
+    for (std::size_t e = 0; e < el_type.size(); ++e) start[e] = k, k += std::size_t(el_type[e]->nodes);
   }
   std::vector<char> repeat(el_type.size(), 0);
   long long repeats = 0;
@@ -804,13 +916,12 @@ fem::Mesh GmshFile::build(std::vector<std::string>* warnings) {
     detail::warn(warnings, ::tessera::detail::concat(name, ": the $Periodic section (node pairs of periodic boundaries) "
                                           "was ignored: tessera reads the mesh as non-periodic, with those "
                                           "boundaries as boundaries"));
-  if (high_order > 0) {
-    std::ostringstream types;
-    for (int ty : high_order_types) types << (types.tellp() > 0 ? ", " : "") << ty;
-    detail::warn(warnings, ::tessera::detail::concat(name, ": ", high_order, " elements of order 2 or higher (Gmsh types ",
-                                          types.str(), ") were read as first-order elements: only their corner nodes "
-                                          "are kept, so curved geometry is lost"));
-  }
+  // Curved geometry: the highest order of the mesh elements (lower ones are raised to it).
+  int geo_order = 1;
+  std::vector<char> keep(el_type.size(), 0);
+  for (std::size_t e = 0; e < el_type.size(); ++e)
+    if (el_type[e]->dim == dim && !repeat[e]) keep[e] = 1, geo_order = std::max(geo_order, geometry_order(*el_type[e]));
+  if (geo_order > 1) mesh.set_nodes(geo_order, curved_nodes(geo_order, keep, dim, sdim, reverse, element_tags));
   detail::validate_mesh(mesh, name, element_tags, vertex_tags);
   return mesh;
 }

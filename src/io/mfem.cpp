@@ -6,8 +6,13 @@
 #include <charconv>
 #include <climits>
 #include <cstdint>
+#include <algorithm>
+#include <map>
+#include <memory>
 #include <utility>
 
+#include "high_order.hpp"
+#include "tessera/fem/quadrature.hpp"
 #include "tessera/fem/reference_element.hpp"
 #include "text_reader.hpp"
 
@@ -32,13 +37,58 @@ int mfem_geometry(long long code) {
   }
 }
 
-/// True when the nodes' collection is an H1 (continuous, nodal) one whose first degrees of
-/// freedom are the mesh vertices, in vertex order: the H1_... collections and MFEM's older
-/// names of the H1 spaces of order 1 to 3, Linear, Quadratic and Cubic. (MFEM numbers the
-/// vertex dofs of every space first; for these the dof value is the vertex position.)
-bool nodes_start_with_vertices(std::string_view collection) {
-  return collection.substr(0, 3) == "H1_" || collection == "Linear" || collection == "Quadratic" ||
-         collection == "Cubic";
+/// The space of a `nodes` section: its order and its nodes' 1-D points on [0, 1] (p + 1 of
+/// them, 0 and 1 included), from which MFEM places the nodes of every geometry.
+struct NodeSpace {
+  int order = 0;
+  std::vector<double> cp;
+};
+
+/// The H1 collections tessera reads: `H1_<d>D_P<p>` (Gauss-Lobatto points), `H1@G_...` (the
+/// same), `H1@U_...` (equispaced) and MFEM's older names Linear, Quadratic and Cubic
+/// (equispaced). Returns the reason when `collection` is not one of them.
+std::string node_space(std::string_view collection, int dim, NodeSpace& space) {
+  int p = 0;
+  bool equispaced = true;
+  if (collection == "Linear" || collection == "Quadratic" || collection == "Cubic") {
+    p = collection == "Linear" ? 1 : collection == "Quadratic" ? 2 : 3;
+  } else if (collection.substr(0, 5) == "H1Pos") {
+    return "is a positive (Bernstein) basis, whose coefficients are not points of the mesh; tessera reads nodal H1 "
+           "collections (H1_..., H1@U_..., Linear, Quadratic, Cubic)";
+  } else if (collection.substr(0, 3) == "H1_" || collection.substr(0, 3) == "H1@") {
+    std::string_view rest = collection.substr(3);
+    equispaced = false;
+    if (collection[2] == '@') {
+      if (rest.size() < 2 || rest[1] != '_') return "is not an H1 collection name tessera knows";
+      if (rest[0] == 'U') equispaced = true;
+      else if (rest[0] != 'G')
+        return ::tessera::detail::concat("has the node family '", rest[0], "'; tessera reads Gauss-Lobatto (H1_... or "
+                                         "H1@G_...) and equispaced (H1@U_...) nodes");
+      rest = rest.substr(2);
+    }
+    int d = 0;
+    const char* end = rest.data() + rest.size();
+    auto [q, ec] = std::from_chars(rest.data(), end, d);
+    if (ec != std::errc() || end - q < 3 || std::string_view(q, 3) != "D_P")
+      return "is not an H1 collection name tessera knows (expected H1_<dim>D_P<order>)";
+    auto [q2, ec2] = std::from_chars(q + 3, end, p);
+    if (ec2 != std::errc() || q2 != end || p < 1)
+      return "is not an H1 collection name tessera knows (expected H1_<dim>D_P<order>)";
+    if (d != dim) return ::tessera::detail::concat("is a ", d, "-D collection, but the mesh is ", dim, "-D");
+  } else {
+    return "is not an H1 collection; tessera reads nodal H1 collections (H1_..., H1@U_..., Linear, Quadratic, Cubic): "
+           "save the mesh with an H1 nodal space or as a straight mesh";
+  }
+  if (p > detail::kMaxReadOrder)
+    return ::tessera::detail::concat("has order ", p, ", higher than the geometry orders tessera reads (1 to ",
+                                     detail::kMaxReadOrder, ")");
+  space.order = p;
+  if (equispaced || p == 1) {
+    for (int i = 0; i <= p; ++i) space.cp.push_back(double(i) / p);
+  } else {
+    space.cp = fem::gauss_lobatto_legendre(p + 1).nodes;
+  }
+  return {};
 }
 
 /// `s` without leading and trailing blanks.
@@ -52,6 +102,7 @@ std::string_view trim(std::string_view s) {
 struct Cells {
   std::vector<int> geometry, attribute;
   std::vector<index_t> vertices;  // flat, num_vertices(geometry) per cell
+  std::vector<std::size_t> at;     // where each cell's line starts
   long long max_id = -1;           // largest vertex id used ...
   std::size_t max_id_at = 0;       // ... and where
   bool present = false;
@@ -64,7 +115,11 @@ struct MfemFile {
   long long nv = -1;
   Cells elements, boundary;
   std::vector<double> coords;  // nv * sdim
-  std::string curved_from;     // collection of the nodes, when the vertices came from there
+  std::string collection;      // of the nodes, when the vertices came from there
+  std::size_t collection_at = 0, nodes_at = 0;
+  NodeSpace space;             // of the nodes
+  std::vector<double> node_values;  // all nodes, as in the file
+  int ordering = 0;            // 0 by nodes, 1 by vector dimension
   bool inline_mesh = false;    // "MFEM INLINE mesh v1.0": key = value lines, no sections
   bool attribute_sets = false, bdr_attribute_sets = false;  // sections seen
 
@@ -74,6 +129,7 @@ struct MfemFile {
   std::string set_name(const char* section, long long i, long long n, std::size_t count_at);
   void read_vertices();
   void read_nodes();
+  std::vector<double> curved_nodes(std::vector<char>& flip);
   fem::Mesh build(std::vector<std::string>* warnings);
   fem::Mesh read_inline(std::vector<std::string>* warnings);
 };
@@ -115,6 +171,7 @@ void MfemFile::read_cells(Cells& cells, bool is_boundary) {
   const int want_dim = is_boundary ? dim - 1 : dim;
   for (long long i = 0; i < n; ++i) {
     const int attr = int(r.integer("an attribute", 1, INT_MAX));
+    const std::size_t at = r.token_offset();
     const long long code = r.integer("a geometry code", 0, INT_MAX);
     const int g = mfem_geometry(code);
     if (g == -2)
@@ -135,6 +192,7 @@ void MfemFile::read_cells(Cells& cells, bool is_boundary) {
     if (g == -1) continue;
     cells.geometry.push_back(g);
     cells.attribute.push_back(attr);
+    cells.at.push_back(at);
   }
 }
 
@@ -234,10 +292,8 @@ void MfemFile::read_nodes() {
   if (collection.substr(0, 3) == "L2_")
     r.fail_line(coll_at, "the mesh nodes are in the discontinuous (L2) collection '", printable(collection),
                 "', which is how MFEM stores periodic meshes; tessera reads conforming, non-periodic meshes only");
-  if (!nodes_start_with_vertices(collection))
-    r.fail_line(coll_at, "the mesh nodes are in the finite element collection '", printable(collection),
-                "', from which tessera cannot take vertex positions; it reads vertex coordinates or H1 nodes (H1_..., "
-                "Linear, Quadratic, Cubic): save the mesh with an H1 nodal space or as a straight mesh");
+  const std::string why = node_space(collection, dim, space);
+  if (!why.empty()) r.fail_line(coll_at, "the mesh nodes' finite element collection '", printable(collection), "' ", why);
   std::vector<double> values;
   while (!r.at_end() && r.peek_token() != "mfem_mesh_end") values.push_back(r.real("a node coordinate"));
   if (values.size() % std::size_t(vdim) != 0)
@@ -247,12 +303,17 @@ void MfemFile::read_nodes() {
   if (ndofs < std::size_t(nv))
     r.fail_line(nodes_at, "the nodes section holds ", ndofs, " nodes, fewer than the ", nv,
                 " vertices; the file is truncated or corrupt");
+  // MFEM numbers the vertex dofs of an H1 space first, in vertex order: the vertex positions.
   sdim = vdim;
   coords.resize(std::size_t(nv) * std::size_t(sdim));
   for (std::size_t v = 0; v < std::size_t(nv); ++v)
     for (std::size_t c = 0; c < std::size_t(sdim); ++c)
       coords[v * std::size_t(sdim) + c] = ordering == 0 ? values[c * ndofs + v] : values[v * std::size_t(vdim) + c];
-  curved_from = collection;
+  this->collection = collection;
+  this->ordering = ordering;
+  collection_at = coll_at;
+  this->nodes_at = nodes_at;
+  node_values = std::move(values);
 }
 
 // "MFEM INLINE mesh v1.0": MFEM's description of a structured Cartesian mesh, lines
@@ -323,11 +384,13 @@ fem::Mesh MfemFile::read_inline(std::vector<std::string>* warnings) {
         r.fail_line(line_at[0], "an inline mesh of type '", type, "' needs '", keys[k], " = ...' (",
                     k == kn ? "the number of cells" : "the length of the box", " along ", "xyz"[c],
                     "), which the file does not give");
-    const std::string cells_what = "'" + std::string(keys[kn]) + "', the number of cells along " + "xyz"[c] +
-                                   " (a whole number, at least 1)";
+    // concat, not a chain of std::string operator+: GCC 12 reports -Wrestrict on the inlined
+    // insert at the front of a temporary that such a chain starts with.
+    const std::string cells_what = ::tessera::detail::concat("'", keys[kn], "', the number of cells along ", "xyz"[c],
+                                                             " (a whole number, at least 1)");
     n[std::size_t(c)] = int(r.integer_at(value[kn], line_at[kn], cells_what.c_str(), 1, INT_MAX));
-    const std::string length_what = "'" + std::string(keys[ks]) + "', the box length along " + "xyz"[c] +
-                                    " (a positive finite number)";
+    const std::string length_what = ::tessera::detail::concat("'", keys[ks], "', the box length along ", "xyz"[c],
+                                                              " (a positive finite number)");
     const double length = r.real_at(value[ks], line_at[ks], length_what.c_str());
     if (!(length > 0))
       r.fail_line(line_at[ks], "'", keys[ks], " = ", printable(value[ks]), "': the box length must be positive");
@@ -362,28 +425,286 @@ fem::Mesh MfemFile::build(std::vector<std::string>* warnings) {
     if (c->max_id >= nv)
       r.fail_line(c->max_id_at, "vertex id ", c->max_id, " is out of range: the file has ", nv, " vertices (ids 0 to ",
                   nv - 1, ")");
+  // 2-D elements in the x-y plane that turn clockwise (MFEM accepts both turns and fixes them
+  // when it loads a mesh) get the opposite vertex order: corner 0 first, the others reversed.
+  // The turn of a curved element is that of its map (its corners may turn the other way).
+  std::vector<char> flip(elements.geometry.size(), 0);
+  std::vector<double> nodes;
+  if (space.order > 1) nodes = curved_nodes(flip);
+  long long flipped = 0;
+  for (char f : flip) flipped += f;
+  if (dim == 2 && sdim == 2 && space.order <= 1) {
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < elements.geometry.size(); ++i) {
+      const int n = fem::num_vertices(Geometry(elements.geometry[i]));
+      double area = 0;  // twice the signed area of the corner polygon
+      for (int c = 0; c < n; ++c) {
+        const std::size_t a = std::size_t(elements.vertices[k + std::size_t(c)]) * 2;
+        const std::size_t b = std::size_t(elements.vertices[k + std::size_t((c + 1) % n)]) * 2;
+        area += coords[a] * coords[b + 1] - coords[b] * coords[a + 1];
+      }
+      if (area < 0) flip[i] = 1, ++flipped;
+      k += std::size_t(n);
+    }
+  }
   fem::Mesh mesh(sdim);
   mesh.reserve(index_t(nv), index_t(elements.geometry.size()), index_t(boundary.geometry.size()));
   for (long long v = 0; v < nv; ++v)
     mesh.add_vertex(std::span<const double>(coords.data() + v * sdim, std::size_t(sdim)));
   for (const Cells* c : {&elements, &boundary}) {
     std::size_t k = 0;
+    index_t vs[8];
     for (std::size_t i = 0; i < c->geometry.size(); ++i) {
       const Geometry g = Geometry(c->geometry[i]);
-      const std::size_t n = std::size_t(fem::num_vertices(g));
-      const std::span<const index_t> vs(c->vertices.data() + k, n);
+      const int n = fem::num_vertices(g);
+      const bool reverse = c == &elements && flip[i];
+      for (int j = 0; j < n; ++j) vs[j] = c->vertices[k + std::size_t(reverse && j > 0 ? n - j : j)];
       if (c == &elements)
-        mesh.add_element(g, vs, c->attribute[i]);
+        mesh.add_element(g, std::span<const index_t>(vs, std::size_t(n)), c->attribute[i]);
       else
-        mesh.add_boundary(g, vs, c->attribute[i]);
-      k += n;
+        mesh.add_boundary(g, std::span<const index_t>(vs, std::size_t(n)), c->attribute[i]);
+      k += std::size_t(n);
     }
   }
-  if (!curved_from.empty())
-    detail::warn(warnings, ::tessera::detail::concat(name, ": the mesh is curved (nodes in ", curved_from,
-                                                     "); it was read as a first-order mesh through its vertices"));
+  if (flipped > 0)
+    detail::warn(warnings, ::tessera::detail::concat(name, ": ", flipped, " of the ", elements.geometry.size(),
+                                                     " elements turn clockwise in the x-y plane: their vertex order "
+                                                     "(and their nodes) was reversed to counter-clockwise"));
+  if (space.order > 1) mesh.set_nodes(space.order, std::move(nodes));
   detail::validate_mesh(mesh, name);
   return mesh;
+}
+
+// ---- curved meshes: MFEM's numbering of the nodes ---------------------------------------------
+//
+// The `nodes` section holds a vector H1 field: its dofs are numbered vertices first (by vertex),
+// then edges (p - 1 per edge, by edge), then, in 3-D, faces (their interior nodes, by face),
+// then element interiors (by element). MFEM numbers edges and faces in the order in which it
+// first meets them, going through the elements in file order and each element's edges and
+// faces in its local order (tables below, from MFEM's reference elements). An edge's nodes
+// run from its vertex of lower id to the other; a face's interior nodes lie in the frame of
+// the vertices of the element that met it first, in that element's local face order. The
+// node positions are those of MFEM's H1 elements: the 1-D points cp of the space along edges
+// and, inside triangles and tetrahedra, the lattice point (i, j, k) at (cp_i, cp_j, cp_k) / w,
+// w = cp_i + cp_j + cp_k + cp_l, l the remaining index.
+
+constexpr int kTriEdges[3][2] = {{0, 1}, {1, 2}, {2, 0}};
+constexpr int kQuadEdges[4][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 0}};
+constexpr int kTetEdges[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+constexpr int kHexEdges[12][2] = {{0, 1}, {1, 2}, {3, 2}, {0, 3}, {4, 5}, {5, 6},
+                                  {7, 6}, {4, 7}, {0, 4}, {1, 5}, {2, 6}, {3, 7}};
+constexpr int kTetFaces[4][4] = {{1, 2, 3, -1}, {0, 3, 2, -1}, {0, 1, 3, -1}, {0, 2, 1, -1}};
+constexpr int kHexFaces[6][4] = {{3, 2, 1, 0}, {0, 1, 5, 4}, {1, 2, 6, 5}, {2, 3, 7, 6}, {3, 0, 4, 7}, {4, 5, 6, 7}};
+
+std::span<const int[2]> mfem_edges(Geometry g) {
+  switch (g) {
+    case Geometry::Triangle: return kTriEdges;
+    case Geometry::Quadrilateral: return kQuadEdges;
+    case Geometry::Tetrahedron: return kTetEdges;
+    case Geometry::Hexahedron: return kHexEdges;
+    default: return {};  // segment: a 1-D mesh numbers no edges
+  }
+}
+
+std::span<const int[4]> mfem_faces(Geometry g) {
+  switch (g) {
+    case Geometry::Tetrahedron: return kTetFaces;
+    case Geometry::Hexahedron: return kHexFaces;
+    default: return {};
+  }
+}
+
+/// Interior nodes of MFEM's order-p H1 element of geometry g, in its dof order, in reference
+/// coordinates (dim(g) used).
+std::vector<std::array<double, 3>> interior_points(Geometry g, const NodeSpace& s) {
+  const int p = s.order;
+  const std::vector<double>& cp = s.cp;
+  std::vector<std::array<double, 3>> x;
+  switch (g) {
+    case Geometry::Segment:
+      for (int i = 1; i < p; ++i) x.push_back({cp[std::size_t(i)], 0, 0});
+      break;
+    case Geometry::Triangle:
+      for (int j = 1; j < p; ++j)
+        for (int i = 1; i + j < p; ++i) {
+          const double w = cp[std::size_t(i)] + cp[std::size_t(j)] + cp[std::size_t(p - i - j)];
+          x.push_back({cp[std::size_t(i)] / w, cp[std::size_t(j)] / w, 0});
+        }
+      break;
+    case Geometry::Quadrilateral:
+      for (int j = 1; j < p; ++j)
+        for (int i = 1; i < p; ++i) x.push_back({cp[std::size_t(i)], cp[std::size_t(j)], 0});
+      break;
+    case Geometry::Tetrahedron:
+      for (int k = 1; k < p; ++k)
+        for (int j = 1; j + k < p; ++j)
+          for (int i = 1; i + j + k < p; ++i) {
+            const double w =
+                cp[std::size_t(i)] + cp[std::size_t(j)] + cp[std::size_t(k)] + cp[std::size_t(p - i - j - k)];
+            x.push_back({cp[std::size_t(i)] / w, cp[std::size_t(j)] / w, cp[std::size_t(k)] / w});
+          }
+      break;
+    case Geometry::Hexahedron:
+      for (int k = 1; k < p; ++k)
+        for (int j = 1; j < p; ++j)
+          for (int i = 1; i < p; ++i) x.push_back({cp[std::size_t(i)], cp[std::size_t(j)], cp[std::size_t(k)]});
+      break;
+  }
+  return x;
+}
+
+// Each element's nodes in the H1Basis positions (node-major, sdim coordinates); a 2-D element of
+// a plane mesh whose map turns clockwise is flagged in `flip` and its nodes are given for the
+// reversed vertex order; tangled elements are refused.
+std::vector<double> MfemFile::curved_nodes(std::vector<char>& flip) {
+  const int p = space.order;
+  const std::size_t ndofs = node_values.size() / std::size_t(sdim);
+  const std::size_t ne = elements.geometry.size();
+  auto key2 = [](index_t a, index_t b) { return std::pair<index_t, index_t>(std::min(a, b), std::max(a, b)); };
+  // Edge and face numbers in MFEM's order of first appearance; a face keeps its first frame.
+  std::map<std::pair<index_t, index_t>, index_t> edge_id;
+  std::map<std::array<index_t, 4>, index_t> face_id;
+  std::vector<std::array<index_t, 4>> face_frame;
+  std::vector<std::size_t> start(ne + 1, 0);
+  for (std::size_t e = 0; e < ne; ++e)
+    start[e + 1] = start[e] + std::size_t(fem::num_vertices(Geometry(elements.geometry[e])));
+  for (std::size_t e = 0; e < ne; ++e) {
+    const index_t* v = elements.vertices.data() + start[e];
+    const Geometry g = Geometry(elements.geometry[e]);
+    const int nvert = fem::num_vertices(g);
+    for (int a = 0; a < nvert; ++a)
+      for (int b = a + 1; b < nvert; ++b)
+        if (v[a] == v[b])
+          r.fail_line(elements.at[e], "element ", e, " lists vertex ", v[a], " twice; a curved element needs distinct "
+                      "vertices");
+    for (const auto& ed : mfem_edges(g)) edge_id.emplace(key2(v[ed[0]], v[ed[1]]), index_t(edge_id.size()));
+    for (const auto& f : mfem_faces(g)) {
+      std::array<index_t, 4> frame{v[f[0]], v[f[1]], v[f[2]], f[3] < 0 ? index_t(-1) : v[f[3]]};
+      std::array<index_t, 4> key = frame;
+      std::sort(key.begin(), key.end());
+      if (face_id.emplace(key, index_t(face_frame.size())).second) face_frame.push_back(frame);
+    }
+  }
+  const std::size_t edge_dofs = std::size_t(p - 1);
+  const std::size_t tri_face_dofs = std::size_t((p - 1) * (p - 2) / 2), quad_face_dofs = std::size_t((p - 1) * (p - 1));
+  std::vector<std::size_t> face_start(face_frame.size() + 1, 0);
+  for (std::size_t f = 0; f < face_frame.size(); ++f)
+    face_start[f + 1] = face_start[f] + (face_frame[f][3] < 0 ? tri_face_dofs : quad_face_dofs);
+  const std::size_t first_face = std::size_t(nv) + edge_id.size() * edge_dofs;
+  const std::size_t first_interior = first_face + face_start.back();
+  std::map<int, std::vector<std::array<double, 3>>> interior;  // by geometry
+  std::size_t total = first_interior;
+  for (std::size_t e = 0; e < ne; ++e) {
+    auto it = interior.find(elements.geometry[e]);
+    if (it == interior.end())
+      it = interior.emplace(elements.geometry[e], interior_points(Geometry(elements.geometry[e]), space)).first;
+    total += it->second.size();
+  }
+  if (total != ndofs)
+    r.fail_line(nodes_at, "the nodes section holds ", ndofs, " nodes, but the order-", p, " space '",
+                printable(collection), "' on these elements has ", total, " (", nv, " vertices, ", edge_id.size(),
+                " edges, ", face_frame.size(), " faces); the file is truncated, or its elements do not match its nodes");
+  auto value = [&](std::size_t dof, int c) {
+    return ordering == 0 ? node_values[std::size_t(c) * ndofs + dof] : node_values[dof * std::size_t(sdim) + std::size_t(c)];
+  };
+  // Per geometry: the transfer from the first element's node points (any element's points are
+  // the same set, listed in another order), the lookup of a point in that list, the checks.
+  struct PerGeometry {
+    detail::NodeTransfer transfer;
+    std::vector<std::array<double, 3>> points;
+    std::unique_ptr<detail::PointIndex> index;
+    std::unique_ptr<detail::TangleCheck> check;
+    std::vector<int> swap;
+  };
+  std::map<int, PerGeometry> per;
+  std::vector<double> nodes, values, out;
+  std::vector<std::array<double, 3>> pts;
+  std::vector<int> perm;
+  std::size_t interior_at = first_interior;
+  for (std::size_t e = 0; e < ne; ++e) {
+    const Geometry g = Geometry(elements.geometry[e]);
+    const index_t* v = elements.vertices.data() + start[e];
+    const int nvert = fem::num_vertices(g);
+    // (dof, reference point) of each node of the element
+    pts.clear();
+    values.clear();
+    auto add = [&](std::size_t dof, const std::array<double, 3>& x) {
+      pts.push_back(x);
+      for (int c = 0; c < sdim; ++c) values.push_back(value(dof, c));
+    };
+    auto vertex_of = [&](index_t id) {
+      for (int a = 0; a < nvert; ++a)
+        if (v[a] == id) return fem::reference_vertex(g, a);
+      return std::array<double, 3>{};  // not reached: faces are made of the element's vertices
+    };
+    for (int a = 0; a < nvert; ++a) add(std::size_t(v[a]), fem::reference_vertex(g, a));
+    for (const auto& ed : mfem_edges(g)) {
+      const auto key = key2(v[ed[0]], v[ed[1]]);
+      const std::size_t base = std::size_t(nv) + std::size_t(edge_id.at(key)) * edge_dofs;
+      const std::array<double, 3> lo = vertex_of(key.first), hi = vertex_of(key.second);
+      for (int t = 0; t + 1 < p; ++t) {
+        const double s = space.cp[std::size_t(t + 1)];
+        add(base + std::size_t(t), {lo[0] + s * (hi[0] - lo[0]), lo[1] + s * (hi[1] - lo[1]), lo[2] + s * (hi[2] - lo[2])});
+      }
+    }
+    for (const auto& f : mfem_faces(g)) {
+      std::array<index_t, 4> key{v[f[0]], v[f[1]], v[f[2]], f[3] < 0 ? index_t(-1) : v[f[3]]};
+      std::sort(key.begin(), key.end());
+      const index_t id = face_id.at(key);
+      const std::array<index_t, 4>& frame = face_frame[std::size_t(id)];
+      const bool tri = frame[3] < 0;
+      const auto face_points = interior_points(tri ? Geometry::Triangle : Geometry::Quadrilateral, space);
+      std::array<std::array<double, 3>, 4> corner{};
+      for (int c = 0; c < (tri ? 3 : 4); ++c) corner[std::size_t(c)] = vertex_of(frame[std::size_t(c)]);
+      for (std::size_t k = 0; k < face_points.size(); ++k) {
+        const double x = face_points[k][0], y = face_points[k][1];
+        const double w[4] = {tri ? 1 - x - y : (1 - x) * (1 - y), tri ? x : x * (1 - y), tri ? y : x * y,
+                             tri ? 0 : (1 - x) * y};
+        std::array<double, 3> q{0, 0, 0};
+        for (int c = 0; c < 4; ++c)
+          for (int d = 0; d < 3; ++d) q[std::size_t(d)] += w[c] * corner[std::size_t(c)][std::size_t(d)];
+        add(first_face + face_start[std::size_t(id)] + k, q);
+      }
+    }
+    const auto& inner = interior.at(elements.geometry[e]);
+    for (std::size_t k = 0; k < inner.size(); ++k) add(interior_at + k, inner[k]);
+    interior_at += inner.size();
+
+    auto it = per.find(elements.geometry[e]);
+    if (it == per.end()) {
+      PerGeometry pg;
+      pg.points = pts;
+      pg.transfer = detail::NodeTransfer(g, p, pg.points, p);
+      pg.index = std::make_unique<detail::PointIndex>(pg.points);
+      if (sdim == dim) pg.check = std::make_unique<detail::TangleCheck>(g, p);  // (also gives the turn)
+      if (dim == 2) pg.swap = detail::swap_xy_permutation(g, p);
+      it = per.emplace(elements.geometry[e], std::move(pg)).first;
+    }
+    PerGeometry& pg = it->second;
+    perm.assign(pts.size(), -1);
+    for (std::size_t k = 0; k < pts.size(); ++k) {
+      const int at = pg.index->find(pts[k]);
+      if (at < 0 || perm[std::size_t(at)] >= 0)
+        r.fail_line(elements.at[e], "element ", e, ": its nodes do not match MFEM's order-", p, " element");
+      perm[std::size_t(at)] = int(k);
+    }
+    out.resize(std::size_t(pg.transfer.num_to() * sdim));
+    pg.transfer.apply(values.data(), sdim, out.data(), perm.data());
+    const std::size_t first = nodes.size();
+    if (dim == 2 && pg.check && pg.check->centre_det(out.data()) < 0) flip[e] = 1;
+    if (flip[e]) {
+      for (int n : pg.swap) nodes.insert(nodes.end(), out.begin() + n * sdim, out.begin() + (n + 1) * sdim);
+    } else {
+      nodes.insert(nodes.end(), out.begin(), out.end());
+    }
+    if (pg.check) {
+      const std::string why = pg.check->check(nodes.data() + first);
+      if (!why.empty())
+        r.fail_line(elements.at[e], "element ", e, " is tangled: ", why, " (its curved nodes, in the nodes section from "
+                    "line ", r.line_of(nodes_at), ", fold it over)");
+    }
+  }
+  return nodes;
 }
 
 }  // namespace

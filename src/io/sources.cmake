@@ -1,6 +1,7 @@
 # Sources of tessera's io layer: mesh readers and writers (host code).
 target_sources(tessera PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/gmsh.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/high_order.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mfem.cpp
   ${CMAKE_CURRENT_LIST_DIR}/vtu.cpp
   ${CMAKE_CURRENT_LIST_DIR}/vtu_read.cpp

@@ -17,6 +17,8 @@
 
 #include "fem_test_util.hpp"
 #include "io_test_util.hpp"
+#include "../../src/io/high_order.hpp"
+#include "tessera/fem/reference_element.hpp"
 #include "tessera/io/gmsh.hpp"
 
 namespace {
@@ -146,28 +148,107 @@ TEST(GmshData, CubeHexahedraV22Binary) {
   expect_box_boundary_attributes(m);
 }
 
-TEST(GmshData, SecondOrderElementsAreReadAsFirstOrderWithOneWarning) {
-  const std::string path = data_path("square_tri_order2_v41.msh");
+TEST(GmshData, SecondOrderSquareKeepsItsNodes) {
+  // 6-node triangles of the unit square: read with an order-2 map (straight, as the geo's
+  // edges are), the vertices being the corners only, as in the first-order mesh
   std::vector<std::string> warnings;
-  const Mesh m = read_gmsh(path, &warnings);
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("first-order"), std::string::npos) << warnings[0];
-  EXPECT_NE(warnings[0].find("9"), std::string::npos) << warnings[0];  // 6-node triangles
-  EXPECT_NE(warnings[0].find("8"), std::string::npos) << warnings[0];  // 3-node lines
-  EXPECT_NE(warnings[0].find(path), std::string::npos) << warnings[0];
-  // Only corner nodes are kept: the same vertex count as the first-order mesh of the same geo.
+  const Mesh m = read_gmsh(data_path("square_tri_order2_v41.msh"), &warnings);
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_EQ(m.nodes_order(), 2);
   const Mesh first = read_gmsh(data_path("square_tri_v22.msh"));
   EXPECT_EQ(m.num_vertices(), first.num_vertices());
   EXPECT_EQ(m.num_elements(), first.num_elements());
   EXPECT_EQ(m.num_boundary(), first.num_boundary());
   EXPECT_NEAR(m.measure(), 1.0, kMeasureTol);
   expect_box_boundary_attributes(m);
+}
 
-  // Without a warnings vector the warning goes to std::cerr.
-  testing::internal::CaptureStderr();
-  (void)read_gmsh(path);
-  const std::string err = testing::internal::GetCapturedStderr();
-  EXPECT_NE(err.find("tessera: warning: "), std::string::npos) << err;
+// Curved meshes made by gmsh 4.15.2 from geo/disc.geo, ball.geo and cylinder_hex.geo (the
+// commands are in the geo files; the P3 cylinder with -setnumber Mesh.HighOrderOptimize 2).
+// `gmsh` is the measure gmsh itself computes for the file (Gauss12 rule on its own
+// Jacobians); the reader's nodes reproduce gmsh's map exactly, so the two agree up to the
+// quadrature rules on det J (polynomial of degree <= dim (k - 1) + ... for these orders,
+// both rules near exact): 1e-9 relative. `exact` is the domain's measure (pi, 4 pi / 3,
+// pi / 2); the difference is the geometric error of an order-k boundary on these coarse
+// meshes (h = 0.6 to 0.9), bounded here by `exact_tol`, well below the corner polygon's
+// error (about 0.1 for the disc at h = 0.6).
+struct CurvedCase {
+  const char* file;
+  int order, dim;
+  Geometry cell;
+  double gmsh, exact, exact_tol;
+};
+
+TEST(GmshData, CurvedMeshesKeepTheirGeometry) {
+  const double pi = 3.14159265358979324;
+  for (const CurvedCase& c : {
+           CurvedCase{"disc_tri_p2_v41.msh", 2, 2, Geometry::Triangle, 3.141104721642, pi, 1e-3},
+           CurvedCase{"disc_quad_p3_v22.msh", 3, 2, Geometry::Quadrilateral, 3.141615468908, pi, 1e-4},
+           CurvedCase{"disc_tri_p4_v22_bin.msh", 4, 2, Geometry::Triangle, 3.141592985270, pi, 1e-6},
+           CurvedCase{"disc_quad_p4_v41.msh", 4, 2, Geometry::Quadrilateral, 3.141592712840, pi, 1e-6},
+           CurvedCase{"ball_tet_p2_v41_bin.msh", 2, 3, Geometry::Tetrahedron, 4.150977803859, 4 * pi / 3, 0.05},
+           CurvedCase{"ball_tet_p3_v41.msh", 3, 3, Geometry::Tetrahedron, 4.205248668527, 4 * pi / 3, 0.02},
+           CurvedCase{"ball_tet_p4_v41_bin.msh", 4, 3, Geometry::Tetrahedron, 4.172987706985, 4 * pi / 3, 0.02},
+           CurvedCase{"cylinder_hex_p2_v41.msh", 2, 3, Geometry::Hexahedron, 1.569573785156, pi / 2, 2e-3},
+           CurvedCase{"cylinder_hex_p3_v22_bin.msh", 3, 3, Geometry::Hexahedron, 1.569432491723, pi / 2, 2e-3}}) {
+    SCOPED_TRACE(c.file);
+    std::vector<std::string> warnings;
+    const Mesh m = read_gmsh(data_path(c.file), &warnings);
+    EXPECT_TRUE(warnings.empty());
+    EXPECT_EQ(m.dim(), c.dim);
+    EXPECT_EQ(m.nodes_order(), c.order);
+    ASSERT_GT(m.num_elements(), 0);
+    EXPECT_EQ(m.element_geometry(0), c.cell);
+    EXPECT_EQ(m.element_nodes(0).size(), std::size_t(tessera::fem::num_nodes(c.cell, c.order) * c.dim));
+    EXPECT_NEAR(m.measure(), c.gmsh, 1e-9 * c.gmsh);
+    EXPECT_NEAR(m.measure(), c.exact, c.exact_tol);
+    EXPECT_GT(m.det_jacobian_range()[0], 0.0);
+    EXPECT_NO_THROW(m.validate(c.file));
+    // Refinement splits the curved map, whose children tile the same domain: the measure
+    // stays (the corners alone would converge to it from the polygon's value instead)
+    if (c.dim == 2) {
+      EXPECT_NEAR(tessera::fem::refine_uniformly(m).measure(), m.measure(), 1e-12);
+    }
+  }
+}
+
+TEST(GmshData, TangledCurvedElementIsRefused) {
+  // The P3 cylinder without gmsh's high-order optimization: gmsh reports a scaled Jacobian of
+  // -0.013 in one hexahedron (tag 25), whose record starts at byte 10471
+  EXPECT_ERROR_MENTIONS(read_gmsh(data_path("cylinder_hex_p3_tangled_v22_bin.msh")),
+                        "cylinder_hex_p3_tangled_v22_bin.msh", "byte offset 10471", "element 25",
+                        "64-node third-order hexahedron", "tangled", "det J");
+}
+
+TEST(GmshData, NodeOrderingIsGmsh) {
+  // gmsh_node_coordinates.txt: per type (lines 8, 26, 27; triangles 9, 21, 23; quadrangles
+  // 10, 36, 37; tetrahedra 11, 29, 30; hexahedra 12, 92, 93) the reference coordinates of
+  // its nodes, printed by gmsh 4.15.2's getElementProperties (6 digits; [-1, 1] on lines,
+  // quadrangles and hexahedra, [0, 1] on simplices)
+  std::ifstream in(data_path("gmsh_node_coordinates.txt"));
+  ASSERT_TRUE(in.good());
+  std::string line;
+  int types = 0;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    int type = 0, dim = 0, order = 0, n = 0;
+    ls >> type >> dim >> order >> n;
+    const Geometry g = dim == 1 ? Geometry::Segment
+                       : dim == 2 ? (n == (order + 1) * (order + 1) ? Geometry::Quadrilateral : Geometry::Triangle)
+                       : (n == (order + 1) * (order + 1) * (order + 1) ? Geometry::Hexahedron : Geometry::Tetrahedron);
+    const bool box = g == Geometry::Segment || g == Geometry::Quadrilateral || g == Geometry::Hexahedron;
+    const auto points = tessera::io::detail::gmsh_node_points(g, order);
+    ASSERT_EQ(int(points.size()), n) << type;
+    for (int i = 0; i < n; ++i)
+      for (int d = 0; d < dim; ++d) {
+        double x = 0;
+        ls >> x;
+        if (box) x = (x + 1) / 2;
+        EXPECT_NEAR(points[std::size_t(i)][std::size_t(d)], x, 1e-6) << "type " << type << " node " << i;  // 6 digits
+      }
+    ++types;
+  }
+  EXPECT_EQ(types, 15);
 }
 
 // ---- meshes made by gmsh at test time -------------------------------------------------------
@@ -244,40 +325,35 @@ TEST(GmshGenerated, SquareQuadrilaterals) { check_generated({"square_quad", 2, G
 TEST(GmshGenerated, CubeTetrahedra) { check_generated({"cube_tet", 3, Geometry::Tetrahedron, 0}); }
 TEST(GmshGenerated, CubeHexahedra) { check_generated({"cube_hex", 3, Geometry::Hexahedron, 18}); }
 
-// Orders 2 to 4 of the same geo: read as first-order, they give the first-order mesh's
-// counts and measure, with one warning naming the higher-order types.
-TEST(GmshGenerated, HigherOrderElementsReadAsFirstOrder) {
+// Orders 2 to 4 of the same geo: the geometry of every order (straight, as the geo's is) has
+// the first-order mesh's vertices, elements and measure, and the order of the file.
+TEST(GmshGenerated, HigherOrderElementsKeepTheirNodes) {
   const std::string gmsh = TESSERA_GMSH_EXECUTABLE;
   if (gmsh.empty()) GTEST_SKIP() << "gmsh not installed";
   TempDir dir;
-  struct Case {
-    const char* geo;
-    int dim;
-    const char* types[3];  // per order 2, 3, 4: one Gmsh type of the cells
-  };
-  for (const Case& c : {Case{"square_tri", 2, {"9", "21", "23"}}, Case{"cube_hex", 3, {"12", "92", "93"}},
-                        Case{"cube_tet", 3, {"11", "29", "30"}}}) {
+  for (const auto& [geo, dim] : {std::pair<const char*, int>{"square_tri", 2}, {"square_quad", 2}, {"cube_hex", 3},
+                                 {"cube_tet", 3}}) {
     Mesh first;
     for (int order = 1; order <= 4; ++order) {
-      const std::string out = dir.file(std::string(c.geo) + "_p" + std::to_string(order) + ".msh");
-      const std::string cmd = "\"" + gmsh + "\" -" + std::to_string(c.dim) + " -order " + std::to_string(order) + " \"" +
-                              geo_path(std::string(c.geo) + ".geo") + "\" -format msh41 -o \"" + out + "\" > \"" + out +
+      const std::string out = dir.file(std::string(geo) + "_p" + std::to_string(order) + ".msh");
+      const std::string cmd = "\"" + gmsh + "\" -" + std::to_string(dim) + " -order " + std::to_string(order) + " \"" +
+                              geo_path(std::string(geo) + ".geo") + "\" -format msh41 -o \"" + out + "\" > \"" + out +
                               ".log\" 2>&1";
       ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
       SCOPED_TRACE(out);
       std::vector<std::string> warnings;
       Mesh m = read_gmsh(out, &warnings);
+      EXPECT_TRUE(warnings.empty());
       if (order == 1) {
-        EXPECT_TRUE(warnings.empty());
+        EXPECT_EQ(m.nodes_order(), 0);
         first = std::move(m);
         continue;
       }
-      ASSERT_EQ(warnings.size(), 1u);
-      EXPECT_NE(warnings[0].find(c.types[order - 2]), std::string::npos) << warnings[0];
+      EXPECT_EQ(m.nodes_order(), order);
       EXPECT_EQ(m.num_vertices(), first.num_vertices());
       EXPECT_EQ(m.num_elements(), first.num_elements());
       EXPECT_EQ(m.num_boundary(), first.num_boundary());
-      EXPECT_NEAR(m.measure(), 1.0, kMeasureTol);
+      EXPECT_NEAR(m.measure(), 1.0, 1e-11);  // straight elements tiling the box; rounding of many terms
       expect_box_boundary_attributes(m);
     }
   }
@@ -385,26 +461,72 @@ TEST(GmshSmall, ParametricNodesV22) {
   EXPECT_ERROR_MENTIONS(read_gmsh_bytes(bad, "bad.msh"), "bad.msh", "parametric coordinate");
 }
 
-TEST(GmshSmall, HigherOrderTypesUpToOrderTenReadTheirCorners) {
-  // type 39: the 12-node third-order incomplete quadrangle (corners, then two nodes per edge);
-  // type 38: the 36-node fifth-order one, whose extra nodes need not be placed right to be skipped
-  std::ostringstream nodes, q12, q36;
+TEST(GmshSmall, IncompleteAndFifthOrderTypesAreRefused) {
+  // type 39: the 12-node third-order incomplete quadrangle; 16: the 8-node serendipity one;
+  // type 38: the 36-node fifth-order one (geometry order above 4)
+  std::ostringstream nodes;
   nodes << "$Nodes\n36\n1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n";
   for (int i = 5; i <= 36; ++i) nodes << i << " 0.5 0.5 0\n";
   nodes << "$EndNodes\n";
-  q12 << "1 39 2 1 1";
-  q36 << "1 38 2 1 1";
-  for (int i = 1; i <= 12; ++i) q12 << ' ' << i;
-  for (int i = 1; i <= 36; ++i) q36 << ' ' << i;
-  for (const std::string& el : {q12.str(), q36.str()}) {
-    std::vector<std::string> warnings;
-    const Mesh m = read_gmsh_bytes(kHead22 + nodes.str() + "$Elements\n1\n" + el + "\n$EndElements\n", "ho.msh", &warnings);
-    ASSERT_EQ(m.num_elements(), 1);
-    EXPECT_EQ(m.element_geometry(0), Geometry::Quadrilateral);
-    EXPECT_NEAR(m.measure(), 1.0, 1e-15);
-    ASSERT_EQ(warnings.size(), 1u);
-    EXPECT_NE(warnings[0].find("read as first-order elements"), std::string::npos) << warnings[0];
-  }
+  auto element = [](int type, int n) {
+    std::ostringstream el;
+    el << "$Elements\n1\n1 " << type << " 2 1 1";
+    for (int i = 1; i <= n; ++i) el << ' ' << i;
+    el << "\n$EndElements\n";
+    return el.str();
+  };
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + nodes.str() + element(39, 12), "ho.msh"), "ho.msh", "line 45",
+                        "element type 39", "incomplete");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + nodes.str() + element(16, 8), "ho.msh"), "ho.msh", "line 45",
+                        "element type 16", "serendipity");
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead22 + nodes.str() + element(38, 36), "ho.msh"), "ho.msh", "line 45",
+                        "element type 38", "order higher", "4");
+}
+
+// One 6-node triangle on (0,0), (1,0), (0,1) whose edge 1-2 bulges out through (0.6, 0.6):
+// the edge is a parabola whose midpoint lies d = 0.1 sqrt(2) off the chord of length
+// sqrt(2), which adds (2/3) d sqrt(2) = 2/15 to the straight triangle's 1/2.
+const std::string kCurvedTri22 = kHead22 +
+                                 "$Nodes\n6\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0.5 0 0\n5 0.6 0.6 0\n6 0 0.5 0\n"
+                                 "$EndNodes\n";
+
+TEST(GmshSmall, QuadraticTriangleKeepsItsCurvedEdge) {
+  const Mesh m = read_gmsh_bytes(kCurvedTri22 + "$Elements\n1\n1 9 2 1 1 1 2 3 4 5 6\n$EndElements\n", "p2.msh");
+  EXPECT_EQ(m.nodes_order(), 2);
+  EXPECT_NEAR(m.measure(), 0.5 + 2.0 / 15, 1e-14);  // a few roundings of O(1) values
+  // Listed clockwise (vertices 1 3 2, edge nodes 6 5 4): reversed, the same curved triangle
+  std::vector<std::string> warnings;
+  const Mesh cw =
+      read_gmsh_bytes(kCurvedTri22 + "$Elements\n1\n1 9 2 1 1 1 3 2 6 5 4\n$EndElements\n", "cw.msh", &warnings);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("clockwise"), std::string::npos) << warnings[0];
+  EXPECT_EQ(cw.nodes_order(), 2);
+  EXPECT_NEAR(cw.measure(), 0.5 + 2.0 / 15, 1e-14);
+  EXPECT_GT(cw.det_jacobian_range()[0], 0.0);
+  // The bulge pushed back through the opposite vertex: det J < 0 near vertex 0's side
+  const std::string tangled = kHead22 +
+                              "$Nodes\n6\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0.5 0 0\n5 -0.3 -0.3 0\n6 0 0.5 0\n"
+                              "$EndNodes\n$Elements\n1\n7 9 2 1 1 1 2 3 4 5 6\n$EndElements\n";
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(tangled, "t.msh"), "t.msh", "line 15", "element 7", "6-node second-order triangle",
+                        "tangled");
+}
+
+TEST(GmshSmall, NodeCountNotMatchingTheTypeIsNamed) {
+  // Type 9 has 6 nodes; a line with 5 or 7 is named with its line and element tag
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kCurvedTri22 + "$Elements\n1\n3 9 2 1 1 1 2 3 4 5\n$EndElements\n", "n.msh"),
+                        "n.msh", "line 15", "element 3", "type 9", "lists 5 nodes", "has 6");
+  EXPECT_ERROR_MENTIONS(
+      read_gmsh_bytes(kCurvedTri22 + "$Elements\n1\n3 9 2 1 1 1 2 3 4 5 6 6\n$EndElements\n", "n.msh"), "n.msh",
+      "line 15", "element 3", "more than the 6 nodes");
+  // MSH 4.1: one element per line as well
+  const std::string nodes41 = "$Nodes\n1 6 1 6\n2 1 0 6\n1\n2\n3\n4\n5\n6\n0 0 0\n1 0 0\n0 1 0\n0.5 0 0\n0.5 0.5 0\n"
+                              "0 0.5 0\n$EndNodes\n";
+  EXPECT_ERROR_MENTIONS(read_gmsh_bytes(kHead41 + nodes41 + "$Elements\n1 1 1 1\n2 1 9 1\n1 1 2 3 4 5\n$EndElements\n",
+                                        "n41.msh"),
+                        "n41.msh", "line 23", "element 1", "lists 5 nodes");
+  const Mesh ok = read_gmsh_bytes(kHead41 + nodes41 + "$Elements\n1 1 1 1\n2 1 9 1\n1 1 2 3 4 5 6\n$EndElements\n",
+                                  "n41.msh");
+  EXPECT_NEAR(ok.measure(), 0.5, 1e-15);
 }
 
 TEST(GmshSmall, EmbeddedSurfaceKeepsThreeCoordinates) {

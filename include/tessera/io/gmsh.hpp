@@ -8,11 +8,17 @@
 ///
 /// What is read:
 /// - Elements: points, lines, triangles, quadrilaterals, tetrahedra and hexahedra (Gmsh
-///   types 15, 1, 2, 3, 4, 5), and their higher-order versions, which are read as
-///   first-order elements (their corner nodes; one warning per file), complete and incomplete
-///   up to order 10: lines 8, 26-28, 62-66; triangles 9, 20-25, 42-46, 52-56; quadrilaterals
-///   10, 16, 36-41, 47-51, 57-61; tetrahedra 11, 29-33, 71-75, 79-83, 137; hexahedra 12, 17,
-///   92-105. Any other type (prisms, pyramids, ...) is an error.
+///   types 15, 1, 2, 3, 4, 5) and their complete Lagrange versions of order 2 to 4 (lines 8,
+///   26, 27; triangles 9, 21, 23; quadrilaterals 10, 36, 37; tetrahedra 11, 29, 30; hexahedra
+///   12, 92, 93). A mesh whose elements are of order k > 1 gets a curved geometry of order k
+///   (fem::Mesh::set_nodes; elements of lower order in it are raised to k exactly): each
+///   element's nodes, equispaced in Gmsh's node ordering, are interpolated at the H1Basis node
+///   positions. The vertices are the corners. An element whose curved map folds (det J <= 0 at
+///   a node or an interior lattice point) is refused, naming its tag and its line or byte
+///   offset. Boundary faces of order > 1 are read by their corners. The incomplete
+///   (serendipity) types (16, 17, 20, 22, 24, 39, ...) and orders 5 to 10 are refused, as are
+///   prisms, pyramids and any other type. In ASCII files an element's line must hold exactly
+///   its type's node count (else the error names the element and the line).
 /// - An element listed again with the same type and nodes (MSH 2.2 lists an element once per
 ///   physical group) is read once, with its first listing's attribute (one warning).
 /// - A 2-D mesh in the x-y plane whose elements all turn clockwise is read with every
@@ -46,9 +52,9 @@
 
 namespace tessera::io {
 
-/// Reads the Gmsh MSH file at `path` (see the file comment). Warnings (higher-order
-/// elements read as first-order) go to `warnings`, or to std::cerr as
-/// "tessera: warning: ..." when it is null.
+/// Reads the Gmsh MSH file at `path` (see the file comment). Warnings (repeated elements,
+/// reversed clockwise meshes, an ignored $Periodic section) go to `warnings`, or to std::cerr
+/// as "tessera: warning: ..." when it is null.
 fem::Mesh read_gmsh(const std::string& path, std::vector<std::string>* warnings = nullptr);
 
 /// Reads a Gmsh MSH file from memory; `name` stands for the file in messages.
