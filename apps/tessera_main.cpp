@@ -20,7 +20,6 @@
 
 #include "assemble.hpp"
 #include "bench.hpp"
-#include "bench_util.hpp"
 #include "cli_support.hpp"
 #include "poisson.hpp"
 #include "thermoelastic.hpp"

@@ -1,6 +1,8 @@
 #pragma once
 /// \file bench.hpp
-/// Benchmarks run by `tessera bench <name>`.
+/// Benchmarks run by `tessera bench <name>`: the public interface of the benchmark library
+/// (tessera_bench, a layer of its own above the library and below the CLI). The CLI uses only
+/// this header; bench_util.hpp is the benchmarks' own.
 
 #include <iosfwd>
 #include <string>
@@ -151,5 +153,11 @@ struct AssemblyBenchOptions {
 /// assembled matrix next to the matrix-free apply; then the seed's Poisson application
 /// (driver against functor dispatch). Markdown to `out`, JSON lines.
 int run_assembly(const AssemblyBenchOptions& opt, std::ostream& out);
+
+/// Prints "warning: machine overloaded/noisy: ..." (and returns true) when a benchmark since
+/// the last call met results faster than the copy reference of its run, or a copy reference
+/// that varied too much (bench_util.hpp); then starts counting again. The CLI calls it after
+/// every bench run.
+bool report_noise(std::ostream& out);
 
 }  // namespace tessera::bench

@@ -1,5 +1,6 @@
 // Shared benchmark helpers (compiled by nvcc in CUDA builds: they launch kernels).
 #include "bench_util.hpp"
+#include "bench.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -44,10 +44,7 @@ inline std::string with_percent(const std::string& s) {
   return !s.empty() && s[0] >= '0' && s[0] <= '9' ? s + "%" : s;
 }
 
-/// Prints "warning: machine overloaded/noisy: ..." (and returns true) when percent_of met
-/// results faster than the copy reference or a copy reference varied by more than
-/// kCopySpread since the last call; then starts counting again.
-bool report_noise(std::ostream& out);
+// report_noise (the check of all of a run's results) is declared in bench.hpp.
 
 /// "NVIDIA H100 ... (132 SMs)" on a GPU, "N OpenMP threads" (or "serial") on a CPU.
 std::string describe(const Exec& exec);

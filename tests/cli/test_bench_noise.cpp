@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "bench.hpp"
 #include "bench_util.hpp"
 
 namespace tb = tessera::bench;
