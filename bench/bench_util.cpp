@@ -129,6 +129,26 @@ double copy_bandwidth_gbs(const Exec& exec, index_t n, int reps, std::string* la
   return gbs(median(t));
 }
 
+double triad_bandwidth_gbs(const Exec& exec, index_t n, int reps) {
+  TESSERA_REQUIRE(!exec.on_device(), "triad_bandwidth_gbs: host backends only");
+  Array<double> a("bench/triad_a", {n}, exec.space()), b("bench/triad_b", {n}, exec.space()),
+      c("bench/triad_c", {n}, exec.space());
+  fill_random(b, 12);
+  fill_random(c, 13);
+  a.fill(0.0);
+  const index_t chunks = 64;
+  double* pa = a.data();
+  const double* pb = b.data();
+  const double* pc = c.data();
+  const std::vector<double> t = time_runs(exec, reps, [&] {
+    detail::cpu_parallel_for("bench/triad", exec.backend, chunks, [&](index_t k) {
+      const index_t lo = n * k / chunks, hi = n * (k + 1) / chunks;
+      for (index_t i = lo; i < hi; ++i) pa[i] = pb[i] + 3.0 * pc[i];
+    });
+  });
+  return 24.0 * static_cast<double>(n) / median(t) / 1e6;
+}
+
 std::string describe(const Exec& exec) {
   std::ostringstream os;
   if (exec.on_device()) {

@@ -25,6 +25,11 @@ void fill_random(const Array<double>& a, unsigned seed);
 /// chunk per OpenMP thread on a CPU, of `n` doubles; returns GB/s (read + write bytes).
 /// `label` receives the reference's name.
 double copy_bandwidth_gbs(const Exec& exec, index_t n, int reps, std::string* label = nullptr);
+/// A STREAM-like triad a = b + s c over `n` doubles per array, one chunk per OpenMP thread
+/// (the serial backend: one chunk); returns GB/s counting 24 bytes per index (two reads, one
+/// write, as STREAM does). The CPU operators' roofline reference: like them it streams two
+/// inputs and one output. Host backends only.
+double triad_bandwidth_gbs(const Exec& exec, index_t n, int reps);
 
 /// Overload and noise checks of a run. No kernel moves its bytes faster than the copy
 /// reference of the same run allows, so a result more than kFasterThanCopy above it, or a copy
