@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tessera/core/error.hpp"
+#include "tessera/fem/mesh.hpp"
 
 namespace tessera::fem::test {
 
@@ -31,6 +32,25 @@ inline std::vector<double> random_vector(std::size_t n, unsigned seed) {
   std::vector<double> v(n);
   for (auto& x : v) x = u(g);
   return v;
+}
+
+/// generate_mesh(spec) with the vertices of a 3-D mesh moved by x += 0.1 y z, y += 0.12 x z,
+/// z += 0.08 x y. The generator's perturbation moves interior vertices only, and the small
+/// hexahedral meshes of these tests have none: their elements would be parallelepipeds, on
+/// which the on-the-fly kernels' Jacobian is constant. Under this map every hexahedron is
+/// trilinear (det J varies inside it in all three directions) and still conforming.
+inline Mesh distorted_mesh(const std::string& spec) {
+  Mesh m = generate_mesh(spec);
+  if (m.space_dim() == 3) {
+    auto x = m.coordinates();
+    for (std::size_t v = 0; v + 2 < x.size(); v += 3) {
+      const double x0 = x[v], y0 = x[v + 1], z0 = x[v + 2];
+      x[v] = x0 + 0.1 * y0 * z0;
+      x[v + 1] = y0 + 0.12 * x0 * z0;
+      x[v + 2] = z0 + 0.08 * x0 * y0;
+    }
+  }
+  return m;
 }
 
 }  // namespace tessera::fem::test
