@@ -7,7 +7,8 @@
 #include <sstream>
 
 #include "interpolate_internal.hpp"
-#include "operator/kernels.hpp"
+#include "interpolate_kernels.hpp"
+#include "operator/lines.hpp"  // mirror_symmetric: the line kernels' precondition, checked once here
 #include "tessera/core/device.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/forall.hpp"

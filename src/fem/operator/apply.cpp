@@ -6,7 +6,10 @@
 #include <sstream>
 
 #include "../interpolate_internal.hpp"
-#include "kernels.hpp"
+#include "hex_thread.hpp"  // the layout rules of the families it plans for
+#include "lines.hpp"
+#include "plan.hpp"
+#include "simplex.hpp"
 #include "tessera/core/device.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/forall.hpp"
