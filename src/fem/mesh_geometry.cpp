@@ -106,17 +106,13 @@ std::array<std::array<double, 3>, 3> Mesh::jacobian(index_t e, std::span<const d
     return nodal_jacobian(element_nodes(e), sdim_, fem::dim(g), grad.data());
   }
   const int nv = fem::num_vertices(g), d = fem::dim(g);
-  double val[8], grad[8 * 3];
+  double val[8], grad[8 * 3], x[8 * 3];
   vertex_shape_functions(g, xi, val, std::span<double>(grad, std::size_t(nv * d)));
   const auto vs = element_vertices(e);
-  std::array<std::array<double, 3>, 3> J{};
-  // Differences to vertex 0: rounding scales with the element size, not the coordinates.
-  for (int v = 1; v < nv; ++v)
-    for (int r = 0; r < sdim_; ++r) {
-      const double dxr = vertex(vs[std::size_t(v)], r) - vertex(vs[0], r);
-      for (int c = 0; c < d; ++c) J[std::size_t(r)][std::size_t(c)] += dxr * grad[v * d + c];
-    }
-  return J;
+  for (int v = 0; v < nv; ++v)
+    for (int r = 0; r < sdim_; ++r) x[v * sdim_ + r] = vertex(vs[std::size_t(v)], r);
+  // the vertices are the nodes of the first-order map
+  return nodal_jacobian(std::span<const double>(x, std::size_t(nv * sdim_)), sdim_, d, grad);
 }
 
 std::array<double, 3> Mesh::map(index_t e, std::span<const double> xi) const {

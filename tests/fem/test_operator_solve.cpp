@@ -18,7 +18,6 @@ using tessera::fem::test::distorted_mesh;
 using tessera::fem::test::random_vector;
 
 namespace {
-std::vector<double> to_vector(const Array<double, 1>& a) { return a.to_vector(); }
 double max_abs(const std::vector<double>& v) {
   double m = 0;
   for (double x : v) m = std::max(m, std::abs(x));
@@ -91,7 +90,7 @@ double poisson_error(const Exec& exec, const Mesh& mesh, int p) {
   opt.max_iters = 5000;
   const CgResult r = C.solve(b.cview(), ubc.cview(), x.view(), opt);
   EXPECT_TRUE(r.converged) << r.iterations << " iterations, residual " << r.rel_residual;
-  return l2_error(space, to_vector(x), u);
+  return l2_error(space, x.to_vector(), u);
 }
 
 }  // namespace
@@ -128,7 +127,7 @@ TEST_P(OperatorSolveTest, ConstrainedSolveEqualsCgOnTheEliminatedSystem) {
   // the same residuals from the same start: the counts differ at most where the two stopping
   // tests' denominators straddle the tolerance (the eliminated one includes the boundary data)
   EXPECT_LE(std::abs(r1.iterations - r2.iterations), 3);
-  const auto a = to_vector(x1), c = to_vector(x2);
+  const auto a = x1.to_vector(), c = x2.to_vector();
   // both converged to 1e-13 in the Jacobi-weighted residual of a system with a condition
   // number of about 1e3 here: 1e-9 of the solution's size
   const double tol = 1e-9 * std::max(1.0, max_abs(c));
