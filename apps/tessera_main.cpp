@@ -691,6 +691,15 @@ int main(int argc, char** argv) {
   bbp->add_flag("--collapsed", bp_opt.collapsed,
                 "Triangles and tetrahedra: the collapsed Gauss-Jacobi rules instead of the symmetric ones, for "
                 "comparisons");
+  bbp->add_option("--perturb", bp_opt.perturb,
+                  "Box mesh: move interior vertices at random by up to this fraction of the element size "
+                  "(0: the Cartesian box, whose elements are affine; e.g. 0.2 for general hexahedra)")
+      ->check(CLI::Range(0.0, 0.45));
+  bbp->add_option("--points-extra", bp_opt.points_extra,
+                  "BP1-BP4: q = p + N Gauss points per direction (2: the CEED problems; 1: q = p + 1)")
+      ->check(CLI::Range(1, 4));
+  bbp->add_flag("--full-geometry", bp_opt.full_geometry,
+                "CPU backends: keep the factors at every point on affine elements too (no compression), for comparisons");
   bbp->add_option("--cg-iters", bp_opt.cg_iters, "Jacobi-CG iterations timed per case (0: no CG)")
       ->check(in_range(0, 100000))
       ->capture_default_str();

@@ -67,7 +67,7 @@ fem::Geometry parse_elements(const std::string& e) {
 }
 
 /// A structured box mesh of about `dofs` scalar DOFs at order p.
-fem::Mesh box_mesh(fem::Geometry g, int p, double dofs) {
+fem::Mesh box_mesh(fem::Geometry g, int p, double dofs, double perturb) {
   const bool three = fem::dim(g) == 3;
   const double root = three ? std::cbrt(dofs) : std::sqrt(dofs);
   const int n = std::max(1, static_cast<int>(std::lround((root - 1) / p)));
@@ -76,6 +76,7 @@ fem::Mesh box_mesh(fem::Geometry g, int p, double dofs) {
                      : g == fem::Geometry::Quadrilateral ? "quad" : "tri")
        << ":" << n << "x" << n;
   if (three) spec << "x" << n;
+  if (perturb > 0) spec << ":perturb=" << perturb << ":seed=1";
   return fem::generate_mesh(spec.str());
 }
 
@@ -137,12 +138,13 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
   JsonLines json(opt.json);
   out << "## tessera " << cmd << " — backend " << to_string(exec.backend) << ", " << describe(exec) << "\n\n"
       << (opt.element ? "Element-level apply (E-vector to E-vector)" : "Operator apply (global vector to global vector)")
-      << " on " << opt.elements << " meshes; BP1/2 mass and BP3/4 diffusion with q = p + 2 Gauss points, BP5/6 "
+      << " on " << opt.elements << " meshes; BP1/2 mass and BP3/4 diffusion with q = p + " << opt.points_extra << " Gauss points, BP5/6 "
       << "diffusion with q = p + 1 Gauss-Lobatto points; median of " << opt.reps << " runs after 2 warm-ups. "
       << "Copy reference (" << copy_label << "): " << std::fixed << std::setprecision(1) << copy_gbs << " GB/s"
       << (exec.on_device() ? std::string(". ")
                            : "; roofline bandwidth: STREAM-like triad a = b + s c, " + std::to_string(int(ref_gbs + 0.5)) +
                                  " GB/s. ")
+      << (opt.perturb > 0 ? "Vertices perturbed by up to " + sig3(opt.perturb) + " of the element size. " : std::string())
       << "Node numbering: " << fem::name(ordering)
       << (ordering == fem::NodeOrdering::Auto ? " (interleaved up to p = 2, first-touch at p = 3, shared-first from p = 4)" : "") << ".\n\n";
   // the comparison switches (TESSERA_OPERATOR_BOUND, ...), read once
@@ -159,7 +161,7 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
   const std::string device = tuning::device_key(exec);
   for (double target : sizes)
     for (int p : orders) {
-      const fem::Mesh mesh = box_mesh(eg, p, target);
+      const fem::Mesh mesh = box_mesh(eg, p, target, opt.perturb);
       const int dim = mesh.dim();
       std::map<int, std::unique_ptr<fem::H1Space>> spaces;
       for (const Problem& pr : problems) {
@@ -186,6 +188,9 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
           oo.geometry = gs;
           oo.elements_per_item = opt.chunk;
           oo.fused = !opt.composed;
+          oo.compress_geometry = !opt.full_geometry;
+          if (!pr.lobatto()) oo.degree = 2 * (p + opt.points_extra) - 1;  // q = p + points_extra Gauss points
+          if (!pr.lobatto() && !tensor && opt.points_extra == 2) oo.degree = -1;  // simplices: their default
           const auto kind = pr.diffusion() ? fem::OperatorKind::Diffusion : fem::OperatorKind::Mass;
           fem::H1Operator A(space, kind, exec, oo);
           const fem::QuadratureRule rule = fem::quadrature(eg, A.degree(), oo.quadrature);
@@ -194,7 +199,11 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
           const double factors = pr.diffusion() ? dim * (dim + 1) / 2 : 1;
           const double nv = fem::num_vertices(eg);
           const bool otf = gs == fem::GeometrySource::OnTheFly;
-          const double geo_bytes = otf ? ne * nv * dim * 8.0 : ne * nq * 8.0 * factors;
+          // the CPU's batched kernel reads what it stores (one factor per element where compressed)
+          const auto cpu = A.cpu_kernel();
+          const double geo_bytes = otf ? ne * nv * dim * 8.0
+                                   : cpu.batched_elements == ne ? double(cpu.geometry_bytes)
+                                                                : ne * nq * 8.0 * factors;
           const double bytes = opt.element ? ne * nd * pr.components() * 16.0 + geo_bytes
                                            : geo_bytes + ne * nd * 4.0 + ndofs * 16.0;
           // E-vectors for BK, filled by gathering x.
@@ -280,8 +289,11 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
           const double gdofs = ndofs / (t * 1e6);
           const double roof = ndofs / (bytes / (ref_gbs * 1e9)) / 1e9;
           out << "| " << pr.name() << " | " << p << " | " << gname << " | " << ne << " | " << ndofs << " | "
-              << (fused ? std::to_string(epb) + " (" + src + "), " + std::to_string(kpi) + " per item (" + ksrc + ")"
-                         : std::string("composed"))
+              << (cpu.batched_elements == ne
+                      ? "batched x" + std::to_string(cpu.lanes) + ", " +
+                            std::to_string(int(100.0 * cpu.compressed_elements / std::max<index_t>(ne, 1) + 0.5)) + "% compressed"
+                  : fused ? std::to_string(epb) + " (" + src + "), " + std::to_string(kpi) + " per item (" + ksrc + ")"
+                          : std::string("composed"))
               << " | "
               << std::setprecision(3) << t << " | " << sig3(gdofs) << " | " << std::setprecision(1)
               << bytes / ndofs << " | " << with_percent(percent_of(gdofs, roof)) << " |";
@@ -296,7 +308,9 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
                            {"apply_ms", t},
                            {"gdofs", gdofs}, {"bytes", bytes}, {"roofline_gdofs", roof},
                            {"fraction_of_roofline", gdofs / roof}, {"copy_gbs", copy_gbs},
-                           {"roofline_gbs", ref_gbs}};
+                           {"roofline_gbs", ref_gbs}, {"perturb", opt.perturb},
+                           {"cpu_batched_lanes", cpu.batched_elements == ne ? cpu.lanes : 0},
+                           {"compressed_elements", cpu.compressed_elements}};
           if (!opt.element && opt.cg_iters > 0) {
             // Jacobi CG for a fixed number of iterations (tolerance 0), all vectors on the device.
             Array<double> inv = A.diagonal(), b("bp/b", {ndofs}, exec.space()), u("bp/u", {ndofs}, exec.space());

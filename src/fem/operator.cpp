@@ -11,6 +11,7 @@
 #include "tessera/core/forall.hpp"
 #include "tessera/core/reduce.hpp"
 #include "tessera/fem/basis.hpp"
+#include "operator/cpu_batched.hpp"
 
 namespace tessera::fem {
 
@@ -256,8 +257,15 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
     // Point buffers only for the composed path (the fused kernel keeps its point data in
     // shared memory): at 8M DOFs they would hold ~1 GB that the fused path never touches.
     QuadratureData qd = fused_part ? QuadratureData{} : interp.allocate(what);
+    // CPU backends, stored geometry: the element-batched kernel, which holds its own copy of
+    // the factors (by batch, or per element where compressed); gf is recomputed where needed.
+    std::shared_ptr<const cpu_detail::BatchedOperator> batched;
+    if (fused_part && !otf && !exec.on_device() && opt_.kernels.cpu_batched && is_tensor(g)) {
+      batched = cpu_detail::make_batched(mesh, interp.restriction(), g, p, rule, !mass, gf, exec, opt_.compress_geometry);
+      if (batched) gf = GeometricFactors{};
+    }
     parts_.push_back(Part{std::move(interp), rule, std::move(gf), exec.on_device() ? t.B.to_device() : t.B,
-                          exec.on_device() ? t.G.to_device() : t.G, std::move(qd), fused_part});
+                          exec.on_device() ? t.G.to_device() : t.G, std::move(qd), fused_part, std::move(batched)});
   }
   TESSERA_REQUIRE(!parts_.empty(), "fem::H1Operator: the mesh has no triangles, quadrilaterals, tetrahedra or "
                                    "hexahedra of its dimension");
@@ -267,7 +275,7 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
   const bool diffusion = kind_ == OperatorKind::Diffusion;
   store_exclusive_ = space.ordering() == NodeOrdering::SharedFirst &&
                      std::all_of(parts_.begin(), parts_.end(), [&](const Part& part) {
-                       return part.fused && part.interp.operator_stores_exclusive(diffusion);
+                       return part.fused && !part.batched && part.interp.operator_stores_exclusive(diffusion);
                      });
 }
 
@@ -294,6 +302,10 @@ void H1Operator::apply(View<const double, 1> x, View<double, 1> y) const {
   const bool diffusion = kind_ == OperatorKind::Diffusion;
   const Eval what = !diffusion ? Eval::Values : otf ? Eval::Gradients : Eval::ReferenceGradients;
   for (const Part& part : parts_) {
+    if (part.batched) {
+      part.batched->apply_add(x.data(), y.data());
+      continue;
+    }
     if (part.fused) {
       const double* qdata = otf ? nullptr : diffusion ? part.gf.D.data() : part.gf.wdetJ.data();
       part.interp.apply_operator(diffusion, qdata, x, y, opt_.elements_per_block, scatter);
@@ -313,7 +325,13 @@ void H1Operator::apply_element(View<const double, 3> xe, View<double, 3> ye) con
   const Part& part = parts_[0];
   const bool otf = opt_.geometry == GeometrySource::OnTheFly;
   const bool diffusion = kind_ == OperatorKind::Diffusion;
-  const double* qdata = otf ? nullptr : diffusion ? part.gf.D.data() : part.gf.wdetJ.data();
+  // The batched kernel released the stored factors: recomputed for the element-level apply.
+  GeometricFactors recomputed;
+  if (part.batched && !otf)
+    recomputed = geometric_factors(*mesh_, part.interp.geometry(), part.rule, exec_,
+                                   diffusion ? GeometricFactorFlags::D : GeometricFactorFlags::WDetJ);
+  const GeometricFactors& gf = part.batched ? recomputed : part.gf;
+  const double* qdata = otf ? nullptr : diffusion ? gf.D.data() : gf.wdetJ.data();
   part.interp.apply_operator_element(diffusion, qdata, xe, ye, opt_.elements_per_block);
 }
 
@@ -366,6 +384,22 @@ std::string H1Operator::tuning_key(bool element) const {
 void H1Operator::set_elements_per_block(int epb) {
   TESSERA_REQUIRE(epb >= 0, "fem::H1Operator: elements per block must be >= 0 (0: automatic), got ", epb);
   opt_.elements_per_block = epb;
+}
+
+H1Operator::CpuKernelInfo H1Operator::cpu_kernel() const {
+  CpuKernelInfo info;
+  for (const Part& part : parts_) {
+    if (!part.batched) continue;
+    const auto& b = *part.batched;
+    info.batched_elements += part.interp.num_elements();
+    info.lanes = b.lanes();
+    info.compressed_elements += b.compressed_elements();
+    info.geometry_bytes += b.geometry_bytes();
+    info.threads = std::max(info.threads, b.threads());
+    info.shared_batches += b.batches() - b.interior_batches();
+    info.colours = std::max(info.colours, b.colours());
+  }
+  return info;
 }
 
 Array<double, 1> H1Operator::diagonal() const { return diagonal(true); }

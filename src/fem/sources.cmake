@@ -29,6 +29,8 @@ target_sources(tessera PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/h1_space.cpp
   ${CMAKE_CURRENT_LIST_DIR}/field_functions.cpp
   ${CMAKE_CURRENT_LIST_DIR}/operator/choice.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_batched.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_setup.cpp
   ${CMAKE_CURRENT_LIST_DIR}/refinement_transfer.cpp
   ${TESSERA_FEM_KERNEL_SOURCES})
 tessera_cuda_sources(${TESSERA_FEM_KERNEL_SOURCES})
@@ -38,3 +40,20 @@ tessera_cuda_sources(${TESSERA_FEM_KERNEL_SOURCES})
 # would also raise the value kernels from ~48 registers towards 128 and cut their occupancy.
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/interpolate_grads.cpp PROPERTIES
   COMPILE_OPTIONS "$<$<COMPILE_LANGUAGE:CUDA>:--maxrregcount=128>")
+# The element-batched CPU kernels: compiled for TESSERA_CPU_ARCH (the build machine's instruction
+# set by default: the SIMD width, simd::lanes, is fixed there) with multiply-add contraction.
+set(TESSERA_CPU_ARCH "native" CACHE STRING
+    "Instruction set of the CPU kernels (-march=VALUE, e.g. native, x86-64-v3, skylake-avx512); empty: the compiler's default (portable, 2 lanes on x86-64)")
+set(_tessera_cpu_flags -ffp-contract=fast)
+if(TESSERA_CPU_ARCH)
+  include(CheckCXXCompilerFlag)
+  check_cxx_compiler_flag("-march=${TESSERA_CPU_ARCH}" TESSERA_CPU_ARCH_OK)
+  if(TESSERA_CPU_ARCH_OK)
+    list(APPEND _tessera_cpu_flags -march=${TESSERA_CPU_ARCH})
+  else()
+    message(WARNING "tessera: the compiler does not accept -march=${TESSERA_CPU_ARCH}; the CPU kernels use its "
+                    "default instruction set (set TESSERA_CPU_ARCH to a value it accepts, or empty)")
+  endif()
+endif()
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/operator/cpu_batched.cpp PROPERTIES
+  COMPILE_OPTIONS "${_tessera_cpu_flags}")

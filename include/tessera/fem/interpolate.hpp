@@ -121,9 +121,14 @@ struct OperatorKernelChoice {
   /// Triangles and tetrahedra on the GPU: threads per item (0: the rule; at most 128 and the
   /// whole warps of the nodes or points; applies past 32 nodes or points).
   int simplex_threads = 0;
+  /// CPU backends (serial, OpenMP), quadrilaterals and hexahedra, stored geometry: H1Operator
+  /// runs its element-batched kernel (simd::lanes elements side by side, atomic-free scatter);
+  /// false: the team kernels, one element at a time (comparisons).
+  bool cpu_batched = true;
   /// The defaults, overridden by the environment variables that are set:
   /// TESSERA_OPERATOR_BOUND=b (bound), TESSERA_OPERATOR_EXACT=0 (exact = false),
-  /// TESSERA_OPERATOR_MATMUL=1 (matmul), TESSERA_SIMPLEX_THREADS=t (simplex_threads). `tessera
+  /// TESSERA_OPERATOR_MATMUL=1 (matmul), TESSERA_SIMPLEX_THREADS=t (simplex_threads), TESSERA_CPU_BATCHED=0
+  /// (cpu_batched = false). `tessera
   /// bench`, `tessera tune` and `tessera poisson` start from it, so that scripts can compare
   /// kernels without code changes. Throws tessera::Error on a value that is not a number in range.
   static OperatorKernelChoice from_environment();

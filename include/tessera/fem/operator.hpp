@@ -28,6 +28,7 @@
 /// dim (k - 1) (det J's degree) so that the mass matrix stays exact.
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,10 @@
 #include "tessera/linalg/krylov.hpp"
 
 namespace tessera::fem {
+
+namespace cpu_detail {
+class BatchedOperator;
+}
 
 /// Which bilinear form an H1Operator applies (each component of a vector field separately).
 enum class OperatorKind {
@@ -76,6 +81,12 @@ struct OperatorOptions {
   /// The fused kernels that may serve (the plan's by default; for comparisons, see
   /// OperatorKernelChoice::from_environment).
   OperatorKernelChoice kernels{};
+  /// CPU backends, quadrilaterals and hexahedra with stored geometry: store the factor once per
+  /// element (det J, or det J J^-1 J^-T; its diagonal on axis-aligned elements) where the
+  /// element's map is affine, instead of at every point (the same operator up to rounding;
+  /// 6 numbers instead of 6 q^3 per hexahedron). Curved meshes and distorted elements keep
+  /// the per-point factors.
+  bool compress_geometry = true;
 };
 
 class H1Operator;
@@ -126,6 +137,19 @@ class H1Operator {
   std::string tuning_key(bool element = false) const;
   void set_elements_per_block(int epb);
   void set_elements_per_item(int k);
+  /// How the CPU backends run this operator: the element-batched kernel (serial and OpenMP,
+  /// quadrilaterals and hexahedra with stored geometry, OperatorKernelChoice::cpu_batched) and
+  /// what it stores. All zero where no part runs it (GPU, simplices, on-the-fly geometry).
+  struct CpuKernelInfo {
+    index_t batched_elements = 0;     ///< elements run by the batched kernel
+    int lanes = 0;                    ///< elements per batch (the SIMD width in doubles)
+    index_t compressed_elements = 0;  ///< of those, elements with one factor instead of one per point
+    std::size_t geometry_bytes = 0;   ///< the factors it reads
+    int threads = 0;                  ///< threads it runs on
+    index_t shared_batches = 0;       ///< batches that share nodes with another thread's (run in colours)
+    int colours = 0;                  ///< colours of those batches
+  };
+  CpuKernelInfo cpu_kernel() const;
   /// The diagonal of A (computed element by element, not assembled): on quadrilaterals and
   /// hexahedra by sum factorization (per pair of directions a <= b, D_ab at the points
   /// contracted with products of the 1-D value and derivative tables, one direction at a
@@ -144,6 +168,9 @@ class H1Operator {
     Array<double, 3> G;  // (nq, nd, dim) reference gradients
     mutable QuadratureData qd;
     bool fused = false;
+    /// CPU backends: the element-batched kernel (operator/cpu_batched.hpp) that apply runs
+    /// instead of the fused team kernel; then gf is released and recomputed where needed.
+    std::shared_ptr<const cpu_detail::BatchedOperator> batched;
   };
   OperatorKind kind_;
   Exec exec_;

@@ -30,6 +30,7 @@ OperatorKernelChoice OperatorKernelChoice::from_environment() {
   c.exact = env_int("TESSERA_OPERATOR_EXACT", 0, 1, c.exact ? 1 : 0) != 0;
   c.matmul = env_int("TESSERA_OPERATOR_MATMUL", 0, 1, c.matmul ? 1 : 0) != 0;
   c.simplex_threads = env_int("TESSERA_SIMPLEX_THREADS", 0, 128, c.simplex_threads);
+  c.cpu_batched = env_int("TESSERA_CPU_BATCHED", 0, 1, c.cpu_batched ? 1 : 0) != 0;
   return c;
 }
 

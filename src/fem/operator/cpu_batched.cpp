@@ -1,0 +1,360 @@
+// The element-batched CPU operator (cpu_batched.hpp): simd::lanes elements per batch, one per
+// lane, so that every arithmetic instruction of the sum factorization is a full vector
+// whatever the order. Compiled for the build machine's instruction set (TESSERA_CPU_ARCH).
+#include "cpu_batched.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/simd.hpp"
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace tessera::fem::cpu_detail {
+
+namespace {
+
+using simd::vdouble;
+constexpr int W = simd::lanes;
+
+/// out = A in (Add: out += A in) along one direction of a batch array: in has `cols` entries
+/// along it, out `rows`; `inner` is the product of the extents of the faster directions,
+/// `outer` that of the slower ones. A is row-major (rows, cols). Four rows at a time: four
+/// independent multiply-add chains per input load.
+template <bool Add>
+void contract(const double* A, int rows, int cols, const vdouble* in, vdouble* out, int outer, int inner) {
+  for (int o = 0; o < outer; ++o) {
+    const vdouble* ib = in + std::size_t(o) * cols * inner;
+    vdouble* ob = out + std::size_t(o) * rows * inner;
+    for (int i = 0; i < inner; ++i) {
+      int r = 0;
+      for (; r + 4 <= rows; r += 4) {
+        const double* a = A + r * cols;
+        vdouble s0{}, s1{}, s2{}, s3{};
+        for (int c = 0; c < cols; ++c) {
+          const vdouble v = ib[c * inner + i];
+          s0 = simd::fma(a[c], v, s0);
+          s1 = simd::fma(a[cols + c], v, s1);
+          s2 = simd::fma(a[2 * cols + c], v, s2);
+          s3 = simd::fma(a[3 * cols + c], v, s3);
+        }
+        vdouble* o0 = ob + r * inner + i;
+        if constexpr (Add) {
+          o0[0] += s0, o0[inner] += s1, o0[2 * inner] += s2, o0[3 * inner] += s3;
+        } else {
+          o0[0] = s0, o0[inner] = s1, o0[2 * inner] = s2, o0[3 * inner] = s3;
+        }
+      }
+      for (; r < rows; ++r) {
+        const double* a = A + r * cols;
+        vdouble s{};
+        for (int c = 0; c < cols; ++c) s = simd::fma(a[c], ib[c * inner + i], s);
+        if constexpr (Add) ob[r * inner + i] += s;
+        else ob[r * inner + i] = s;
+      }
+    }
+  }
+}
+
+/// Applies A (rows x cols) along every direction in turn (0 first) to a Dim-dimensional array of
+/// extent cols per direction: in -> out with extent rows, through t0 and t1.
+template <int Dim>
+void tensor_apply(const double* A, int rows, int cols, const vdouble* in, vdouble* out, vdouble* t0, vdouble* t1) {
+  if constexpr (Dim == 2) {
+    contract<false>(A, rows, cols, in, t0, cols, 1);
+    contract<false>(A, rows, cols, t0, out, 1, rows);
+  } else {
+    contract<false>(A, rows, cols, in, t0, cols * cols, 1);
+    contract<false>(A, rows, cols, t0, t1, cols, rows);
+    contract<false>(A, rows, cols, t1, out, 1, rows * rows);
+  }
+}
+
+/// The derivative along direction d of a Dim-dimensional array of extent m per direction (A =
+/// D, m x m), or its transpose added in (Add, A = D^T).
+template <int Dim, bool Add>
+void derivative(int d, const double* A, int m, const vdouble* in, vdouble* out) {
+  int inner = 1;
+  for (int k = 0; k < d; ++k) inner *= m;
+  int outer = 1;
+  for (int k = d + 1; k < Dim; ++k) outer *= m;
+  contract<Add>(A, m, m, in, out, outer, inner);
+}
+
+struct Work {
+  std::vector<vdouble> u, v, t0, t1, g0, g1, g2;
+  explicit Work(std::size_t n) : u(n), v(n), t0(n), t1(n), g0(n), g1(n), g2(n) {}
+};
+
+}  // namespace
+
+int BatchedOperator::lanes() { return W; }
+
+index_t BatchedOperator::interior_batches() const {
+  index_t n = 0;
+  for (const auto& v : interior_) n += index_t(v.size());
+  return n;
+}
+
+BatchedOperator::BatchedOperator(const BatchedInput& in, const Exec& exec, bool compress)
+    : dim_(in.dim), comps_(in.comps), n1_(in.n1), m1_(in.m1), ne_(in.ne), nn_(in.nn), nodal_(in.nodal),
+      diffusion_(in.diffusion) {
+  TESSERA_REQUIRE((dim_ == 2 || dim_ == 3) && n1_ >= 1 && m1_ >= 1 && ne_ >= 0 && comps_ >= 1,
+                  "fem::cpu_detail::BatchedOperator: unsupported sizes");
+  nd_ = dim_ == 2 ? n1_ * n1_ : n1_ * n1_ * n1_;
+  nq_ = dim_ == 2 ? m1_ * m1_ : m1_ * m1_ * m1_;
+  nf_ = diffusion_ ? dim_ * (dim_ + 1) / 2 : 1;
+  nb_ = (ne_ + W - 1) / W;
+  Bf_.resize(std::size_t(m1_) * n1_);
+  Bb_.resize(std::size_t(n1_) * m1_);
+  for (int i = 0; i < n1_; ++i)
+    for (int q = 0; q < m1_; ++q) Bf_[std::size_t(q) * n1_ + i] = Bb_[std::size_t(i) * m1_ + q] = in.B[i * m1_ + q];
+  Df_.assign(in.D, in.D + std::size_t(m1_) * m1_);
+  Db_.resize(Df_.size());
+  for (int a = 0; a < m1_; ++a)
+    for (int r = 0; r < m1_; ++r) Db_[std::size_t(r) * m1_ + a] = Df_[std::size_t(a) * m1_ + r];
+  if (in.weights) w_.assign(in.weights, in.weights + nq_);
+
+  // Indices by batch (nb, nd, W); the lanes past the last element repeat it (never scattered).
+  idx_.resize(std::size_t(nb_) * nd_ * W);
+  for (index_t b = 0; b < nb_; ++b)
+    for (int l = 0; l < W; ++l) {
+      const index_t e = std::min(b * W + l, ne_ - 1);
+      for (int i = 0; i < nd_; ++i) idx_[(std::size_t(b) * nd_ + i) * W + l] = in.idx[std::size_t(e) * nd_ + i];
+    }
+
+  // Geometry by batch: (NF, nq, W) per point, or (NF, W) once per element.
+  storage_.resize(std::size_t(nb_));
+  offset_.resize(std::size_t(nb_) + 1);
+  std::size_t size = 0;
+  for (index_t b = 0; b < nb_; ++b) {
+    FactorStorage s = FactorStorage::Points;
+    if (compress && in.element_factor && in.element_affine && !w_.empty()) {
+      bool affine = true, diagonal = diffusion_;
+      for (int l = 0; l < W && b * W + l < ne_; ++l) {
+        const index_t e = b * W + l;
+        affine = affine && in.element_affine[e];
+        if (diffusion_) {  // packed 00, 01, (02,) 11, (12, 22): the off-diagonal entries exactly zero
+          const double* f = in.element_factor + e * nf_;
+          const bool diag = dim_ == 2 ? f[1] == 0.0 : f[1] == 0.0 && f[2] == 0.0 && f[4] == 0.0;
+          diagonal = diagonal && diag;
+        }
+      }
+      if (affine) s = diagonal ? FactorStorage::Diagonal : FactorStorage::Element;
+    }
+    storage_[b] = s;
+    offset_[b] = size;
+    size += std::size_t(s == FactorStorage::Points ? nf_ * nq_ : s == FactorStorage::Element ? nf_ : dim_) * W;
+    if (s != FactorStorage::Points) compressed_ += std::min<index_t>(W, ne_ - b * W);
+  }
+  offset_[nb_] = size;
+  geo_.assign(size, 0.0);
+  const int diag_k[3] = {0, dim_ == 2 ? 2 : 3, 5};  // packed positions of 00, 11, 22
+  for (index_t b = 0; b < nb_; ++b) {
+    double* g = geo_.data() + offset_[b];
+    for (int l = 0; l < W; ++l) {
+      const index_t e = std::min(b * W + l, ne_ - 1);
+      if (storage_[b] == FactorStorage::Points) {
+        for (int k = 0; k < nf_; ++k)
+          for (int q = 0; q < nq_; ++q)
+            g[(std::size_t(k) * nq_ + q) * W + l] = in.qdata[(std::size_t(e) * nf_ + k) * nq_ + q];
+      } else if (storage_[b] == FactorStorage::Element) {
+        for (int k = 0; k < nf_; ++k) g[k * W + l] = in.element_factor[e * nf_ + k];
+      } else {
+        for (int d = 0; d < dim_; ++d) g[d * W + l] = in.element_factor[e * nf_ + diag_k[d]];
+      }
+    }
+  }
+
+  // Threads: contiguous ranges of batches; a batch whose nodes only its own range touches runs
+  // in the first phase, the others by colours (batches of one colour share no node).
+  threads_ = 1;
+#if defined(_OPENMP)
+  if (exec.backend == Backend::OpenMP) threads_ = std::max(1, std::min<int>(openmp_threads(), int(std::max<index_t>(nb_, 1))));
+#else
+  (void)exec;
+#endif
+  interior_.assign(std::size_t(threads_), {});
+  if (threads_ == 1) {
+    interior_[0].resize(std::size_t(nb_));
+    for (index_t b = 0; b < nb_; ++b) interior_[0][std::size_t(b)] = b;
+    return;
+  }
+  const auto range_of = [&](index_t b) { return int(b * threads_ / nb_); };
+  std::vector<int> owner(std::size_t(nn_), -1);  // range touching the node; -2: several
+  for (index_t b = 0; b < nb_; ++b) {
+    const int r = range_of(b);
+    for (std::size_t k = std::size_t(b) * nd_ * W; k < std::size_t(b + 1) * nd_ * W; ++k) {
+      int& o = owner[std::size_t(idx_[k])];
+      o = o == -1 ? r : o == r ? r : -2;
+    }
+  }
+  std::vector<index_t> rest;
+  for (index_t b = 0; b < nb_; ++b) {
+    const int r = range_of(b);
+    bool own = true;
+    for (std::size_t k = std::size_t(b) * nd_ * W; k < std::size_t(b + 1) * nd_ * W && own; ++k)
+      own = owner[std::size_t(idx_[k])] == r;
+    if (own) interior_[std::size_t(r)].push_back(b);
+    else rest.push_back(b);
+  }
+  // Greedy colouring of the rest: the lowest colour that none of the batch's nodes has yet.
+  std::vector<std::uint64_t> used(std::size_t(nn_), 0);
+  for (index_t b : rest) {
+    std::uint64_t taken = 0;
+    for (std::size_t k = std::size_t(b) * nd_ * W; k < std::size_t(b + 1) * nd_ * W; ++k) taken |= used[std::size_t(idx_[k])];
+    int c = 0;
+    while (c < 64 && ((taken >> c) & 1)) ++c;
+    TESSERA_REQUIRE(c < 64, "fem::cpu_detail::BatchedOperator: more than 64 colours needed for the batches shared "
+                            "between threads (a node shared by more than 64 batches?)");
+    for (std::size_t k = std::size_t(b) * nd_ * W; k < std::size_t(b + 1) * nd_ * W; ++k) used[std::size_t(idx_[k])] |= 1ull << c;
+    if (std::size_t(c) >= colour_.size()) colour_.resize(std::size_t(c) + 1);
+    colour_[std::size_t(c)].push_back(b);
+  }
+}
+
+template <int Dim>
+void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* work) const {
+  Work& wk = *static_cast<Work*>(work);
+  const int n = n1_, m = m1_, nd = nd_, nq = nq_;
+  const int* ib = idx_.data() + std::size_t(b) * nd * W;
+  const int live = int(std::min<index_t>(W, ne_ - b * W));
+  const FactorStorage st = storage_[std::size_t(b)];
+  const double* geo = geo_.data() + offset_[std::size_t(b)];
+  vdouble* u = wk.u.data();
+  vdouble* v = nodal_ ? u : wk.v.data();
+  for (int c = 0; c < comps_; ++c) {
+    const double* xc = x + std::size_t(c) * nn_;
+    double* yc = y + std::size_t(c) * nn_;
+    for (int i = 0; i < nd; ++i) {
+      const int* g = ib + i * W;
+      vdouble t;
+      for (int l = 0; l < W; ++l) t[l] = xc[g[l]];
+      u[i] = t;
+    }
+    if (!nodal_) tensor_apply<Dim>(Bf_.data(), m, n, u, v, wk.t0.data(), wk.t1.data());
+    vdouble* r = v;  // the point values to integrate against the test functions' values
+    if (!diffusion_) {
+      if (st == FactorStorage::Points) {
+        for (int q = 0; q < nq; ++q) v[q] *= simd::load(geo + std::size_t(q) * W);
+      } else {
+        const vdouble dj = simd::load(geo);
+        for (int q = 0; q < nq; ++q) v[q] *= w_[std::size_t(q)] * dj;
+      }
+    } else {
+      vdouble* g0 = wk.g0.data();
+      vdouble* g1 = wk.g1.data();
+      vdouble* g2 = wk.g2.data();
+      derivative<Dim, false>(0, Df_.data(), m, v, g0);
+      derivative<Dim, false>(1, Df_.data(), m, v, g1);
+      if constexpr (Dim == 3) derivative<Dim, false>(2, Df_.data(), m, v, g2);
+      if constexpr (Dim == 2) {
+        if (st == FactorStorage::Points) {
+          const double* G = geo;
+          for (int q = 0; q < nq; ++q) {
+            const vdouble a = g0[q], c1 = g1[q];
+            const vdouble d00 = simd::load(G + std::size_t(q) * W), d01 = simd::load(G + std::size_t(nq + q) * W),
+                          d11 = simd::load(G + std::size_t(2 * nq + q) * W);
+            g0[q] = d00 * a + d01 * c1;
+            g1[q] = d01 * a + d11 * c1;
+          }
+        } else if (st == FactorStorage::Element) {
+          const vdouble d00 = simd::load(geo), d01 = simd::load(geo + W), d11 = simd::load(geo + 2 * W);
+          for (int q = 0; q < nq; ++q) {
+            const vdouble a = g0[q], c1 = g1[q];
+            const double wq = w_[std::size_t(q)];
+            g0[q] = wq * (d00 * a + d01 * c1);
+            g1[q] = wq * (d01 * a + d11 * c1);
+          }
+        } else {
+          const vdouble d00 = simd::load(geo), d11 = simd::load(geo + W);
+          for (int q = 0; q < nq; ++q) {
+            const double wq = w_[std::size_t(q)];
+            g0[q] *= wq * d00;
+            g1[q] *= wq * d11;
+          }
+        }
+      } else {
+        if (st == FactorStorage::Points) {
+          const double* G = geo;
+          for (int q = 0; q < nq; ++q) {
+            const vdouble a = g0[q], c1 = g1[q], c2 = g2[q];
+            const vdouble d00 = simd::load(G + std::size_t(q) * W), d01 = simd::load(G + std::size_t(nq + q) * W),
+                          d02 = simd::load(G + std::size_t(2 * nq + q) * W), d11 = simd::load(G + std::size_t(3 * nq + q) * W),
+                          d12 = simd::load(G + std::size_t(4 * nq + q) * W), d22 = simd::load(G + std::size_t(5 * nq + q) * W);
+            g0[q] = d00 * a + d01 * c1 + d02 * c2;
+            g1[q] = d01 * a + d11 * c1 + d12 * c2;
+            g2[q] = d02 * a + d12 * c1 + d22 * c2;
+          }
+        } else if (st == FactorStorage::Element) {
+          const vdouble d00 = simd::load(geo), d01 = simd::load(geo + W), d02 = simd::load(geo + 2 * W),
+                        d11 = simd::load(geo + 3 * W), d12 = simd::load(geo + 4 * W), d22 = simd::load(geo + 5 * W);
+          for (int q = 0; q < nq; ++q) {
+            const vdouble a = g0[q], c1 = g1[q], c2 = g2[q];
+            const double wq = w_[std::size_t(q)];
+            g0[q] = wq * (d00 * a + d01 * c1 + d02 * c2);
+            g1[q] = wq * (d01 * a + d11 * c1 + d12 * c2);
+            g2[q] = wq * (d02 * a + d12 * c1 + d22 * c2);
+          }
+        } else {
+          const vdouble d00 = simd::load(geo), d11 = simd::load(geo + W), d22 = simd::load(geo + 2 * W);
+          for (int q = 0; q < nq; ++q) {
+            const double wq = w_[std::size_t(q)];
+            g0[q] *= wq * d00;
+            g1[q] *= wq * d11;
+            g2[q] *= wq * d22;
+          }
+        }
+      }
+      r = nodal_ ? wk.v.data() : u;  // u is free once the points' values are formed (v), unless v is u
+      derivative<Dim, false>(0, Db_.data(), m, g0, r);
+      derivative<Dim, true>(1, Db_.data(), m, g1, r);
+      if constexpr (Dim == 3) derivative<Dim, true>(2, Db_.data(), m, g2, r);
+    }
+    vdouble* out = r;
+    if (!nodal_) {
+      out = r == u ? v : u;
+      tensor_apply<Dim>(Bb_.data(), n, m, r, out, wk.t0.data(), wk.t1.data());
+    }
+    for (int i = 0; i < nd; ++i) {
+      const int* g = ib + i * W;
+      const vdouble t = out[i];
+      for (int l = 0; l < live; ++l) yc[g[l]] += t[l];
+    }
+  }
+}
+
+void BatchedOperator::apply_add(const double* x, double* y) const {
+  if (nb_ == 0) return;
+  const int e1 = std::max(n1_, m1_);
+  const std::size_t wsize = std::size_t(dim_ == 2 ? e1 * e1 : e1 * e1 * e1);
+  const auto run = [&](index_t b, Work& w) {
+    if (dim_ == 2) run_batch<2>(b, x, y, &w);
+    else run_batch<3>(b, x, y, &w);
+  };
+  if (threads_ == 1) {
+    Work w(wsize);
+    for (index_t b : interior_[0]) run(b, w);
+    return;
+  }
+#if defined(_OPENMP)
+#pragma omp parallel num_threads(threads_)
+  {
+    Work w(wsize);
+    const int t = omp_get_thread_num();
+    if (t < threads_)
+      for (index_t b : interior_[std::size_t(t)]) run(b, w);
+    for (const auto& batches : colour_) {
+#pragma omp barrier
+      const index_t nbc = index_t(batches.size());
+#pragma omp for schedule(static) nowait
+      for (index_t k = 0; k < nbc; ++k) run(batches[std::size_t(k)], w);
+    }
+  }
+#endif
+}
+
+}  // namespace tessera::fem::cpu_detail

@@ -1,0 +1,107 @@
+#pragma once
+// The fused mass and diffusion operators on quadrilaterals and hexahedra for the CPU backends
+// (serial, OpenMP): simd::lanes elements side by side, one per SIMD lane, sum factorization
+// with the orders as run-time values; geometry stored per point, or once per element where
+// the element map is affine (one packed factor) or axis-aligned (its diagonal); the scatter
+// without atomics (each thread's elements whose nodes no other thread touches, then the rest
+// in colours). Host code only (operator/cpu_batched.cpp), built by H1Operator for a part
+// whose exec is a CPU backend (docs/dev/operator-kernels.md, "CPU kernels").
+
+#include <cstdint>
+#include <vector>
+
+#include "tessera/core/exec.hpp"
+#include "tessera/core/macros.hpp"
+
+namespace tessera::fem::cpu_detail {
+
+/// How an element's operator factor is stored (per batch of simd::lanes elements).
+enum class FactorStorage : std::uint8_t {
+  Points,   ///< at every point: w det J (mass) or the packed w det J J^-1 J^-T (diffusion)
+  Element,  ///< once per element (affine map): det J or the packed det J J^-1 J^-T; w_q per point
+  Diagonal  ///< once per element, diffusion on axis-aligned affine elements: the diagonal only
+};
+
+/// What the batched operator reads from its part (host arrays, used during construction only).
+struct BatchedInput {
+  int dim = 3;                    // 2 (quadrilaterals) or 3 (hexahedra)
+  int comps = 1;                  // field components (each gets the operator)
+  int n1 = 0, m1 = 0;             // nodes and points per direction
+  index_t ne = 0, nn = 0;         // elements; global nodes per component
+  const int* idx = nullptr;       // (ne, n1^dim): global node of each local (lexicographic) node
+  const double* B = nullptr;      // (n1, m1): B[i m1 + q] = phi_i(x_q)
+  const double* D = nullptr;      // (m1, m1): D[a m1 + r] = l_r'(x_a) on the 1-D points
+  const double* weights = nullptr;  // (m1^dim) the rule's weights (compressed elements)
+  bool nodal = false;             // the points are the nodes (B = I)
+  bool diffusion = false;
+  const double* qdata = nullptr;  // (ne, NF, m1^dim): NF = 1 (mass) or dim (dim + 1) / 2 (diffusion)
+  /// (ne, NF) or nullptr: the element's factor without the weight where its map is affine,
+  /// with element_affine[e] != 0 (then qdata's entries are weights[q] times it).
+  const double* element_factor = nullptr;
+  const std::uint8_t* element_affine = nullptr;
+};
+
+class BatchedOperator {
+ public:
+  /// Lays out the geometry and the indices by batches for exec's threads (Serial: one;
+  /// OpenMP: openmp_threads()). compress: store the factor once per element in the batches
+  /// whose elements are all affine.
+  BatchedOperator(const BatchedInput& in, const Exec& exec, bool compress);
+  /// y += A x on global vectors (comps blocks of nn entries), host memory.
+  void apply_add(const double* x, double* y) const;
+  /// Elements per batch (simd::lanes of the translation unit that runs the kernels).
+  static int lanes();
+  /// Elements whose factor is stored per element (Element or Diagonal).
+  index_t compressed_elements() const { return compressed_; }
+  /// Bytes of the stored geometry (factors, weights) and of the batched indices.
+  std::size_t geometry_bytes() const { return geo_.size() * sizeof(double); }
+  std::size_t index_bytes() const { return idx_.size() * sizeof(int); }
+  /// Threads, batches that run without any other thread touching their nodes, and colours
+  /// (each a set of batches without shared nodes) for the rest.
+  int threads() const { return threads_; }
+  index_t batches() const { return nb_; }
+  index_t interior_batches() const;
+  int colours() const { return static_cast<int>(colour_.size()); }
+
+ private:
+  int dim_, comps_, n1_, m1_, nd_, nq_, nf_, threads_ = 1;
+  index_t ne_, nn_, nb_;
+  bool nodal_, diffusion_;
+  std::vector<double> Bf_, Bb_, Df_, Db_, w_;  // forward (m x n), back (n x m), D (m x m), D^T, weights
+  std::vector<int> idx_;                       // (nb, nd, lanes); padded lanes repeat the last element
+  std::vector<double> geo_;                    // per batch, at offset_[b]
+  std::vector<std::size_t> offset_;
+  std::vector<FactorStorage> storage_;
+  std::vector<std::vector<index_t>> interior_;  // per thread
+  std::vector<std::vector<index_t>> colour_;    // batches of each colour
+  index_t compressed_ = 0;
+
+  template <int Dim>
+  void run_batch(index_t b, const double* x, double* y, void* work) const;
+};
+
+}  // namespace tessera::fem::cpu_detail
+
+#include <memory>
+
+namespace tessera::fem {
+class Mesh;
+class ElementRestriction;
+struct QuadratureRule;
+struct GeometricFactors;
+enum class Geometry;
+}  // namespace tessera::fem
+
+namespace tessera::fem::cpu_detail {
+
+/// The batched operator of a part of H1Operator (operator/cpu_setup.cpp): stored factors gf
+/// (wdetJ for mass, D for diffusion, host) on the elements of restriction r (geometry g, order
+/// p, a tensor-product rule); compress: per-element factors where the element's map is affine
+/// (first-order straight-sided element whose Jacobian is the same at every corner to 1e-14
+/// relative; not on curved meshes or where the space dimension exceeds the element's). nullptr
+/// when exec is not a CPU backend or g is not a quadrilateral or hexahedron.
+std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const ElementRestriction& r, Geometry g, int p,
+                                                    const QuadratureRule& rule, bool diffusion,
+                                                    const GeometricFactors& gf, const Exec& exec, bool compress);
+
+}  // namespace tessera::fem::cpu_detail

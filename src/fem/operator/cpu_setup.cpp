@@ -1,0 +1,129 @@
+// cpu_detail::make_batched: the inputs of the element-batched CPU operator from an H1Operator
+// part (1-D tables on the rule's points, indices, stored factors, affine elements' factors).
+#include <array>
+#include <cmath>
+#include <span>
+
+#include "cpu_batched.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/fem/basis.hpp"
+#include "tessera/fem/basis1d.hpp"
+#include "tessera/fem/geometric_factors.hpp"
+#include "tessera/fem/mesh.hpp"
+#include "tessera/fem/quadrature.hpp"
+#include "tessera/fem/restriction.hpp"
+
+namespace tessera::fem::cpu_detail {
+
+namespace {
+
+using Mat = std::array<std::array<double, 3>, 3>;
+
+/// The Jacobian of mesh element id where it is the same at every corner of the reference
+/// square or cube to 1e-14 relative to its largest entry (then the first-order map is affine
+/// and J is that constant); false otherwise.
+bool affine_jacobian(const Mesh& mesh, index_t id, int dim, Mat& J) {
+  const std::array<double, 3> origin{0, 0, 0};
+  J = mesh.jacobian(id, std::span<const double>(origin.data(), std::size_t(dim)));
+  double scale = 0;
+  for (int r = 0; r < dim; ++r)
+    for (int c = 0; c < dim; ++c) scale = std::max(scale, std::abs(J[r][c]));
+  for (int corner = 1; corner < (1 << dim); ++corner) {
+    std::array<double, 3> xi{};
+    for (int d = 0; d < dim; ++d) xi[std::size_t(d)] = (corner >> d) & 1;
+    const Mat Jc = mesh.jacobian(id, std::span<const double>(xi.data(), std::size_t(dim)));
+    for (int r = 0; r < dim; ++r)
+      for (int c = 0; c < dim; ++c)
+        if (std::abs(Jc[r][c] - J[r][c]) > 1e-14 * scale) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const ElementRestriction& r, Geometry g, int p,
+                                                    const QuadratureRule& rule_in, bool diffusion,
+                                                    const GeometricFactors& gf, const Exec& exec, bool compress) {
+  if (exec.on_device() || (g != Geometry::Quadrilateral && g != Geometry::Hexahedron)) return nullptr;
+  const QuadratureRule rule = rule_in.to_host();
+  const int dim = g == Geometry::Quadrilateral ? 2 : 3;
+  const int m = rule.n1d;
+  TESSERA_REQUIRE(m > 0 && rule.size() == (dim == 2 ? m * m : m * m * m),
+                  "fem::cpu_detail::make_batched: the rule on the ", name(g), " is not a tensor product");
+  std::vector<double> x1(static_cast<std::size_t>(m));
+  for (int k = 0; k < m; ++k) x1[std::size_t(k)] = rule.points(k, 0);
+  const BasisTables1D t = tabulate(H1Basis(g, p).basis_1d(), std::span<const double>(x1));
+  const int n = static_cast<int>(t.B.extent(1));
+  std::vector<double> B(std::size_t(n) * m);
+  bool nodal = n == m;
+  for (int i = 0; i < n; ++i)
+    for (int q = 0; q < m; ++q) {
+      B[std::size_t(i) * m + q] = t.B(q, i);
+      if (std::abs(t.B(q, i) - (i == q ? 1.0 : 0.0)) > 1e-14) nodal = false;  // the points are the nodes
+    }
+  const Array<double, 2> D = LagrangeBasis1D(x1).derivatives(std::span<const double>(x1));
+  const int nf = diffusion ? dim * (dim + 1) / 2 : 1;
+  const Array<double, 2>& stored2 = gf.wdetJ;
+  const double* qdata = diffusion ? gf.D.data() : stored2.data();
+  TESSERA_REQUIRE(qdata != nullptr, "fem::cpu_detail::make_batched: no stored factors");
+
+  BatchedInput in;
+  in.dim = dim;
+  in.comps = r.components();
+  in.n1 = n;
+  in.m1 = m;
+  in.ne = r.num_elements();
+  in.nn = r.num_nodes();
+  in.idx = r.indices().data();
+  in.B = B.data();
+  in.D = D.data();
+  in.weights = rule.weights.data();
+  in.nodal = nodal;
+  in.diffusion = diffusion;
+  in.qdata = qdata;
+
+  // Affine elements: det J or det J J^-1 J^-T (packed), J the constant Jacobian.
+  std::vector<double> factor;
+  std::vector<std::uint8_t> affine;
+  if (compress && !mesh.has_nodes() && mesh.space_dim() == dim) {
+    const index_t ne = in.ne;
+    factor.assign(std::size_t(ne) * nf, 0.0);
+    affine.assign(std::size_t(ne), 0);
+    const auto& ids = r.element_ids();
+    for (index_t e = 0; e < ne; ++e) {
+      Mat J;
+      if (!affine_jacobian(mesh, ids[std::size_t(e)], dim, J)) continue;
+      double det, Ji[3][3] = {};
+      if (dim == 2) {
+        det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
+        Ji[0][0] = J[1][1] / det, Ji[0][1] = -J[0][1] / det, Ji[1][0] = -J[1][0] / det, Ji[1][1] = J[0][0] / det;
+      } else {
+        det = J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) - J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
+              J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
+        for (int a = 0; a < 3; ++a)
+          for (int b = 0; b < 3; ++b) {  // cofactor / det, transposed
+            const int a1 = (b + 1) % 3, a2 = (b + 2) % 3, b1 = (a + 1) % 3, b2 = (a + 2) % 3;
+            Ji[a][b] = (J[a1][b1] * J[a2][b2] - J[a1][b2] * J[a2][b1]) / det;
+          }
+      }
+      double* f = factor.data() + std::size_t(e) * nf;
+      if (!diffusion) {
+        f[0] = det;
+      } else {
+        int k = 0;
+        for (int a = 0; a < dim; ++a)
+          for (int b = a; b < dim; ++b) {
+            double s = 0;
+            for (int c = 0; c < dim; ++c) s += Ji[a][c] * Ji[b][c];
+            f[k++] = det * s;
+          }
+      }
+      affine[std::size_t(e)] = 1;
+    }
+    in.element_factor = factor.data();
+    in.element_affine = affine.data();
+  }
+  return std::make_shared<const BatchedOperator>(in, exec, compress);
+}
+
+}  // namespace tessera::fem::cpu_detail

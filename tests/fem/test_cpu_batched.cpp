@@ -1,0 +1,190 @@
+// The element-batched CPU operator (src/fem/operator/cpu_batched.*) against the team kernels
+// (OperatorKernelChoice::cpu_batched = false, one element at a time), compressed geometry
+// against per-point factors, OpenMP against serial.
+//
+// Tolerances: both kernels sum the same products in different orders (and the batched one
+// with fused multiply-adds), so they agree to a few units of rounding of the largest partial
+// sum; 1e-14 relative to max |y| leaves a factor ~20-50 over what was observed at p = 8.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "fem_test_util.hpp"
+#include "tessera/core/array.hpp"
+#include "tessera/fem/h1_space.hpp"
+#include "tessera/fem/mesh.hpp"
+#include "tessera/fem/operator.hpp"
+
+using namespace tessera;
+using namespace tessera::fem;
+
+namespace {
+
+struct Case {
+  OperatorKind kind;
+  QuadratureType rule;
+  int extra;  // q = p + 1 + extra points per direction
+};
+
+std::vector<double> apply_to(const H1Operator& A, const std::vector<double>& x) {
+  auto xa = Array<double, 1>::from("x", std::span<const double>(x.data(), x.size()), Space::Host);
+  Array<double, 1> y("y", {A.size()});
+  for (index_t i = 0; i < A.size(); ++i) y(i) = std::nan("");  // poisoned: apply must overwrite
+  A.apply(xa.cview(), y.view());
+  return y.to_vector();
+}
+
+/// max |a - b| / max |b|
+double rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double d = 0, s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    d = std::max(d, std::abs(a[i] - b[i]));
+    s = std::max(s, std::abs(b[i]));
+  }
+  return s > 0 ? d / s : d;
+}
+
+OperatorOptions options(const Case& c, int p, bool batched, bool compress = true) {
+  OperatorOptions o;
+  o.quadrature = c.rule;
+  o.degree = c.rule == QuadratureType::GaussLobatto ? 2 * (p + c.extra) - 1 : 2 * (p + 1 + c.extra) - 1;
+  o.kernels.cpu_batched = batched;
+  o.compress_geometry = compress;
+  return o;
+}
+
+const Case kCases[] = {{OperatorKind::Mass, QuadratureType::Gauss, 1},
+                       {OperatorKind::Mass, QuadratureType::Gauss, 0},
+                       {OperatorKind::Diffusion, QuadratureType::Gauss, 1},
+                       {OperatorKind::Diffusion, QuadratureType::Gauss, 0},
+                       {OperatorKind::Diffusion, QuadratureType::GaussLobatto, 0}};
+
+/// Batched against the team kernel on mesh, p = 1..pmax, every case, components 1 and 2.
+void expect_batched_equals_team(const Mesh& mesh, int pmax, Exec exec, bool expect_compressed) {
+  for (int p = 1; p <= pmax; ++p)
+    for (int comps : {1, 2}) {
+      if (comps == 2 && p > 3) continue;  // the component loop does not depend on the order
+      H1Space space(mesh, p, comps);
+      const auto x = test::random_vector(std::size_t(space.num_dofs()), 17u + unsigned(p));
+      for (const Case& c : kCases) {
+        if (c.kind == OperatorKind::Mass && c.rule == QuadratureType::GaussLobatto) continue;
+        const H1Operator team(space, c.kind, exec, options(c, p, false));
+        const H1Operator batched(space, c.kind, exec, options(c, p, true));
+        const auto info = batched.cpu_kernel();
+        ASSERT_EQ(info.batched_elements, mesh.num_elements(mesh.dim() == 3 ? Geometry::Hexahedron : Geometry::Quadrilateral));
+        EXPECT_TRUE(info.lanes == 2 || info.lanes == 4 || info.lanes == 8) << info.lanes;
+        EXPECT_EQ(team.cpu_kernel().batched_elements, 0);
+        if (expect_compressed) EXPECT_EQ(info.compressed_elements, info.batched_elements);
+        else EXPECT_EQ(info.compressed_elements, 0);
+        const double d = rel_diff(apply_to(batched, x), apply_to(team, x));
+        EXPECT_LE(d, 1e-14) << name(c.kind) << " p = " << p << " q = p + " << (c.extra + (c.rule == QuadratureType::Gauss))
+                            << (c.rule == QuadratureType::GaussLobatto ? " GLL" : " Gauss") << " comps " << comps
+                            << " on " << to_string(exec.backend);
+      }
+    }
+}
+
+std::vector<Exec> host_backends() {
+  std::vector<Exec> v{Exec::serial()};
+  if (openmp_threads() > 1) v.push_back(Exec::openmp());
+  return v;
+}
+
+}  // namespace
+
+// 3 x 3 x 2 = 18 elements: two full batches of 8 lanes and a partial one (any width up to 16).
+TEST(CpuBatched, HexahedraEqualTheTeamKernelOnDistortedElements) {
+  for (Exec exec : host_backends()) expect_batched_equals_team(test::distorted_mesh("box:hex:3x3x2"), 8, exec, false);
+}
+
+TEST(CpuBatched, QuadrilateralsEqualTheTeamKernelOnDistortedElements) {
+  for (Exec exec : host_backends())
+    expect_batched_equals_team(generate_mesh("box:quad:5x3:perturb=0.2:seed=2"), 8, exec, false);
+}
+
+TEST(CpuBatched, AffineElementsAreCompressedAndEqualThePerPointFactors) {
+  // A sheared box (parallelepipeds: general packed factors) and the unit box (diagonal ones).
+  Mesh sheared = generate_mesh("box:hex:3x2x3");
+  auto X = sheared.coordinates();
+  for (std::size_t v = 0; v + 2 < X.size(); v += 3) {
+    const double x = X[v], y = X[v + 1], z = X[v + 2];
+    X[v] = x + 0.3 * y - 0.2 * z, X[v + 1] = y + 0.1 * z, X[v + 2] = 0.5 * z + 0.25 * x;
+  }
+  for (const Mesh* mesh : {&sheared}) expect_batched_equals_team(*mesh, 6, Exec::serial(), true);
+  expect_batched_equals_team(generate_mesh("box:hex:2x3x3"), 6, Exec::serial(), true);
+  expect_batched_equals_team(generate_mesh("box:quad:4x5"), 6, Exec::serial(), true);
+  // compressed against uncompressed batches, and the bytes they read
+  H1Space space(sheared, 3);
+  const auto x = test::random_vector(std::size_t(space.num_dofs()), 5u);
+  for (const Case& c : kCases) {
+    const H1Operator full(space, c.kind, Exec::serial(), options(c, 3, true, false));
+    const H1Operator compressed(space, c.kind, Exec::serial(), options(c, 3, true, true));
+    EXPECT_EQ(full.cpu_kernel().compressed_elements, 0);
+    EXPECT_EQ(compressed.cpu_kernel().compressed_elements, sheared.num_elements());
+    EXPECT_LT(compressed.cpu_kernel().geometry_bytes * 10, full.cpu_kernel().geometry_bytes);
+    EXPECT_LE(rel_diff(apply_to(compressed, x), apply_to(full, x)), 1e-14) << name(c.kind);
+  }
+}
+
+TEST(CpuBatched, CurvedAndDistortedMeshesAreNotCompressed) {
+  const Mesh disk = generate_mesh("disk:quad:2:order=2");
+  H1Space space(disk, 2);
+  const H1Operator A(space, OperatorKind::Diffusion, Exec::serial());
+  EXPECT_EQ(A.cpu_kernel().batched_elements, disk.num_elements());
+  EXPECT_EQ(A.cpu_kernel().compressed_elements, 0);
+  // one distorted hexahedron among affine ones: only the batch holding it keeps per-point data
+  Mesh box = generate_mesh("box:hex:4x4x4");
+  auto X = box.coordinates();
+  X[3 * std::size_t(box.num_vertices() / 2)] += 0.05;  // an interior vertex: its 8 hexahedra
+  H1Space s2(box, 2);
+  const H1Operator B(s2, OperatorKind::Diffusion, Exec::serial());
+  const auto info = B.cpu_kernel();
+  EXPECT_GT(info.compressed_elements, 0);
+  EXPECT_LE(info.compressed_elements, box.num_elements() - 8);
+  const auto x = test::random_vector(std::size_t(s2.num_dofs()), 9u);
+  OperatorOptions team;
+  team.kernels.cpu_batched = false;
+  EXPECT_LE(rel_diff(apply_to(B, x), apply_to(H1Operator(s2, OperatorKind::Diffusion, Exec::serial(), team), x)), 1e-14);
+}
+
+TEST(CpuBatched, MixedMeshRunsTheQuadrilateralsBatched) {
+  // [0,3] x [0,1]: two quadrilaterals and two triangles, one vertex moved
+  Mesh m(2);
+  for (int j = 0; j < 2; ++j)
+    for (int i = 0; i < 4; ++i) m.add_vertex({double(i) + (i == 1 && j == 1 ? 0.2 : 0.0), double(j)});
+  m.add_element(Geometry::Quadrilateral, {0, 1, 5, 4});
+  m.add_element(Geometry::Quadrilateral, {1, 2, 6, 5});
+  m.add_element(Geometry::Triangle, {2, 3, 7});
+  m.add_element(Geometry::Triangle, {2, 7, 6});
+  for (int p = 1; p <= 4; ++p) {
+    H1Space space(m, p);
+    const auto x = test::random_vector(std::size_t(space.num_dofs()), 3u);
+    OperatorOptions team;
+    team.kernels.cpu_batched = false;
+    for (OperatorKind k : {OperatorKind::Mass, OperatorKind::Diffusion}) {
+      const H1Operator A(space, k, Exec::serial());
+      EXPECT_EQ(A.cpu_kernel().batched_elements, 2);
+      EXPECT_LE(rel_diff(apply_to(A, x), apply_to(H1Operator(space, k, Exec::serial(), team), x)), 1e-14) << p;
+    }
+  }
+}
+
+TEST(CpuBatched, OpenMPSplitsSharedBatchesIntoColoursAndEqualsSerial) {
+  if (openmp_threads() < 2) GTEST_SKIP() << "one OpenMP thread: nothing is shared between threads";
+  const Mesh mesh = test::distorted_mesh("box:hex:6x5x7");
+  for (int p : {1, 2, 5}) {
+    H1Space space(mesh, p);
+    const H1Operator omp(space, OperatorKind::Diffusion, Exec::openmp());
+    const H1Operator ser(space, OperatorKind::Diffusion, Exec::serial());
+    const auto info = omp.cpu_kernel();
+    EXPECT_EQ(info.threads, std::min(openmp_threads(), int((mesh.num_elements() + info.lanes - 1) / info.lanes)));
+    EXPECT_GT(info.shared_batches, 0);
+    EXPECT_GE(info.colours, 2);
+    EXPECT_EQ(ser.cpu_kernel().shared_batches, 0);
+    const auto x = test::random_vector(std::size_t(space.num_dofs()), 11u);
+    EXPECT_LE(rel_diff(apply_to(omp, x), apply_to(ser, x)), 1e-14) << p;
+  }
+}
