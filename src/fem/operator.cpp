@@ -260,7 +260,7 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
     // CPU backends, stored geometry: the element-batched kernel, which holds its own copy of
     // the factors (by batch, or per element where compressed); gf is recomputed where needed.
     std::shared_ptr<const cpu_detail::BatchedOperator> batched;
-    if (fused_part && !otf && !exec.on_device() && opt_.kernels.cpu_batched && is_tensor(g)) {
+    if (fused_part && !otf && !exec.on_device() && opt_.kernels.cpu_batched) {
       batched = cpu_detail::make_batched(mesh, interp.restriction(), g, p, rule, !mass, gf, exec, opt_.compress_geometry);
       if (batched) gf = GeometricFactors{};
     }

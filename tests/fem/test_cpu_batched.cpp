@@ -47,10 +47,11 @@ double rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
   return s > 0 ? d / s : d;
 }
 
-OperatorOptions options(const Case& c, int p, bool batched, bool compress = true) {
+OperatorOptions options(const Case& c, int p, bool batched, bool compress = true, bool tensor = true) {
   OperatorOptions o;
   o.quadrature = c.rule;
   o.degree = c.rule == QuadratureType::GaussLobatto ? 2 * (p + c.extra) - 1 : 2 * (p + 1 + c.extra) - 1;
+  if (!tensor) o.degree = 2 * p + c.extra;  // simplices: the exact degree 2p, and one more
   o.kernels.cpu_batched = batched;
   o.compress_geometry = compress;
   return o;
@@ -69,12 +70,13 @@ void expect_batched_equals_team(const Mesh& mesh, int pmax, Exec exec, bool expe
       if (comps == 2 && p > 3) continue;  // the component loop does not depend on the order
       H1Space space(mesh, p, comps);
       const auto x = test::random_vector(std::size_t(space.num_dofs()), 17u + unsigned(p));
+      const bool tensor = is_tensor(mesh.element_geometry(0));
       for (const Case& c : kCases) {
-        if (c.kind == OperatorKind::Mass && c.rule == QuadratureType::GaussLobatto) continue;
-        const H1Operator team(space, c.kind, exec, options(c, p, false));
-        const H1Operator batched(space, c.kind, exec, options(c, p, true));
+        if (c.rule == QuadratureType::GaussLobatto && (c.kind == OperatorKind::Mass || !tensor)) continue;
+        const H1Operator team(space, c.kind, exec, options(c, p, false, true, tensor));
+        const H1Operator batched(space, c.kind, exec, options(c, p, true, true, tensor));
         const auto info = batched.cpu_kernel();
-        ASSERT_EQ(info.batched_elements, mesh.num_elements(mesh.dim() == 3 ? Geometry::Hexahedron : Geometry::Quadrilateral));
+        ASSERT_EQ(info.batched_elements, mesh.num_elements());
         EXPECT_TRUE(info.lanes == 2 || info.lanes == 4 || info.lanes == 8) << info.lanes;
         EXPECT_EQ(team.cpu_kernel().batched_elements, 0);
         if (expect_compressed) EXPECT_EQ(info.compressed_elements, info.batched_elements);
@@ -103,6 +105,29 @@ TEST(CpuBatched, HexahedraEqualTheTeamKernelOnDistortedElements) {
 TEST(CpuBatched, QuadrilateralsEqualTheTeamKernelOnDistortedElements) {
   for (Exec exec : host_backends())
     expect_batched_equals_team(generate_mesh("box:quad:5x3:perturb=0.2:seed=2"), 8, exec, false);
+}
+
+// Simplices: dense tables, every straight-sided element affine (compressed); 2 x 2 x 1 boxes of
+// 6 tetrahedra (24: three batches of 8) and 3 x 2 x 2 triangles (12: a partial batch).
+TEST(CpuBatched, SimplicesEqualTheTeamKernel) {
+  for (Exec exec : host_backends()) {
+    expect_batched_equals_team(generate_mesh("box:tet:2x2x1:perturb=0.2:seed=4"), 6, exec, true);
+    expect_batched_equals_team(generate_mesh("box:tri:3x2:perturb=0.2:seed=4"), 8, exec, true);
+  }
+  // per-point factors (compression off) on a curved mesh of triangles
+  const Mesh disk = generate_mesh("disk:tri:1:order=2");
+  for (int p : {1, 3}) {
+    H1Space space(disk, p);
+    const auto x = test::random_vector(std::size_t(space.num_dofs()), 23u);
+    OperatorOptions team;
+    team.kernels.cpu_batched = false;
+    for (OperatorKind k : {OperatorKind::Mass, OperatorKind::Diffusion}) {
+      const H1Operator A(space, k, Exec::serial());
+      EXPECT_EQ(A.cpu_kernel().batched_elements, disk.num_elements());
+      EXPECT_EQ(A.cpu_kernel().compressed_elements, 0);
+      EXPECT_LE(rel_diff(apply_to(A, x), apply_to(H1Operator(space, k, Exec::serial(), team), x)), 1e-14) << p;
+    }
+  }
 }
 
 TEST(CpuBatched, AffineElementsAreCompressedAndEqualThePerPointFactors) {
@@ -150,7 +175,7 @@ TEST(CpuBatched, CurvedAndDistortedMeshesAreNotCompressed) {
   EXPECT_LE(rel_diff(apply_to(B, x), apply_to(H1Operator(s2, OperatorKind::Diffusion, Exec::serial(), team), x)), 1e-14);
 }
 
-TEST(CpuBatched, MixedMeshRunsTheQuadrilateralsBatched) {
+TEST(CpuBatched, MixedMeshRunsEveryPartBatched) {
   // [0,3] x [0,1]: two quadrilaterals and two triangles, one vertex moved
   Mesh m(2);
   for (int j = 0; j < 2; ++j)
@@ -166,7 +191,8 @@ TEST(CpuBatched, MixedMeshRunsTheQuadrilateralsBatched) {
     team.kernels.cpu_batched = false;
     for (OperatorKind k : {OperatorKind::Mass, OperatorKind::Diffusion}) {
       const H1Operator A(space, k, Exec::serial());
-      EXPECT_EQ(A.cpu_kernel().batched_elements, 2);
+      EXPECT_EQ(A.cpu_kernel().batched_elements, 4);
+      EXPECT_EQ(A.cpu_kernel().compressed_elements, 2);  // the triangles: the moved vertex is on both quadrilaterals
       EXPECT_LE(rel_diff(apply_to(A, x), apply_to(H1Operator(space, k, Exec::serial(), team), x)), 1e-14) << p;
     }
   }

@@ -4,6 +4,8 @@
 #include "cpu_batched.hpp"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 #include <cmath>
 
 #include "tessera/core/error.hpp"
@@ -59,17 +61,68 @@ void contract(const double* A, int rows, int cols, const vdouble* in, vdouble* o
   }
 }
 
+/// contract with the sizes fixed at compile time: A's entries broadcast once per call and
+/// every loop unrolled, so that each line costs its loads, R C multiply-adds and R stores.
+template <bool Add, int R, int C>
+void contract_fixed(const double* A, const vdouble* in, vdouble* out, int outer, int inner) {
+  vdouble a[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) a[r][c] = simd::broadcast(A[r * C + c]);
+  for (int o = 0; o < outer; ++o) {
+    const vdouble* ib = in + std::size_t(o) * C * inner;
+    vdouble* ob = out + std::size_t(o) * R * inner;
+    for (int i = 0; i < inner; ++i) {
+      vdouble x[C];
+      for (int c = 0; c < C; ++c) x[c] = ib[c * inner + i];
+      for (int r = 0; r < R; ++r) {
+        vdouble s = a[r][0] * x[0];
+        for (int c = 1; c < C; ++c) s = simd::fma(a[r][c], x[c], s);
+        if constexpr (Add) ob[r * inner + i] += s;
+        else ob[r * inner + i] = s;
+      }
+    }
+  }
+}
+
+/// The compile-time contractions: rows and columns from 2 to kFixedMax that differ by at most 2
+/// (q = p + 1 or p + 2 points, either direction, and the derivatives, rows = columns).
+constexpr int kFixedMax = 9;
+using ContractFn = void (*)(const double*, const vdouble*, vdouble*, int, int);
+template <bool Add, int R, int C>
+constexpr ContractFn fixed_entry() {
+  if constexpr (R - C <= 2 && C - R <= 2) return &contract_fixed<Add, R, C>;
+  else return nullptr;
+}
+template <bool Add, int... K>
+constexpr std::array<std::array<ContractFn, kFixedMax + 1>, kFixedMax + 1> fixed_table(std::integer_sequence<int, K...>) {
+  std::array<std::array<ContractFn, kFixedMax + 1>, kFixedMax + 1> t{};
+  ((t[std::size_t(K / (kFixedMax + 1))][std::size_t(K % (kFixedMax + 1))] =
+        K / (kFixedMax + 1) >= 2 && K % (kFixedMax + 1) >= 2 ? fixed_entry<Add, K / (kFixedMax + 1), K % (kFixedMax + 1)>() : nullptr),
+   ...);
+  return t;
+}
+template <bool Add>
+constexpr auto kFixed = fixed_table<Add>(std::make_integer_sequence<int, (kFixedMax + 1) * (kFixedMax + 1)>{});
+
+/// contract_fixed where the sizes have one, else contract.
+template <bool Add>
+void contract_any(const double* A, int rows, int cols, const vdouble* in, vdouble* out, int outer, int inner) {
+  if (rows <= kFixedMax && cols <= kFixedMax)
+    if (const ContractFn f = kFixed<Add>[std::size_t(rows)][std::size_t(cols)]) return f(A, in, out, outer, inner);
+  contract<Add>(A, rows, cols, in, out, outer, inner);
+}
+
 /// Applies A (rows x cols) along every direction in turn (0 first) to a Dim-dimensional array of
 /// extent cols per direction: in -> out with extent rows, through t0 and t1.
 template <int Dim>
 void tensor_apply(const double* A, int rows, int cols, const vdouble* in, vdouble* out, vdouble* t0, vdouble* t1) {
   if constexpr (Dim == 2) {
-    contract<false>(A, rows, cols, in, t0, cols, 1);
-    contract<false>(A, rows, cols, t0, out, 1, rows);
+    contract_any<false>(A, rows, cols, in, t0, cols, 1);
+    contract_any<false>(A, rows, cols, t0, out, 1, rows);
   } else {
-    contract<false>(A, rows, cols, in, t0, cols * cols, 1);
-    contract<false>(A, rows, cols, t0, t1, cols, rows);
-    contract<false>(A, rows, cols, t1, out, 1, rows * rows);
+    contract_any<false>(A, rows, cols, in, t0, cols * cols, 1);
+    contract_any<false>(A, rows, cols, t0, t1, cols, rows);
+    contract_any<false>(A, rows, cols, t1, out, 1, rows * rows);
   }
 }
 
@@ -81,7 +134,7 @@ void derivative(int d, const double* A, int m, const vdouble* in, vdouble* out) 
   for (int k = 0; k < d; ++k) inner *= m;
   int outer = 1;
   for (int k = d + 1; k < Dim; ++k) outer *= m;
-  contract<Add>(A, m, m, in, out, outer, inner);
+  contract_any<Add>(A, m, m, in, out, outer, inner);
 }
 
 struct Work {
@@ -100,19 +153,35 @@ index_t BatchedOperator::interior_batches() const {
 }
 
 BatchedOperator::BatchedOperator(const BatchedInput& in, const Exec& exec, bool compress)
-    : dim_(in.dim), comps_(in.comps), n1_(in.n1), m1_(in.m1), ne_(in.ne), nn_(in.nn), nodal_(in.nodal),
-      diffusion_(in.diffusion) {
-  TESSERA_REQUIRE((dim_ == 2 || dim_ == 3) && n1_ >= 1 && m1_ >= 1 && ne_ >= 0 && comps_ >= 1,
+    : tensor_(in.tensor), dim_(in.dim), comps_(in.comps), n1_(in.n1), m1_(in.m1), ne_(in.ne), nn_(in.nn),
+      nodal_(in.nodal && in.tensor), diffusion_(in.diffusion) {
+  TESSERA_REQUIRE((dim_ == 2 || dim_ == 3) && ne_ >= 0 && comps_ >= 1 &&
+                      (tensor_ ? n1_ >= 1 && m1_ >= 1 : in.nd >= 1 && in.nq >= 1 && in.Bs && in.Gs),
                   "fem::cpu_detail::BatchedOperator: unsupported sizes");
-  nd_ = dim_ == 2 ? n1_ * n1_ : n1_ * n1_ * n1_;
-  nq_ = dim_ == 2 ? m1_ * m1_ : m1_ * m1_ * m1_;
+  nd_ = !tensor_ ? in.nd : dim_ == 2 ? n1_ * n1_ : n1_ * n1_ * n1_;
+  nq_ = !tensor_ ? in.nq : dim_ == 2 ? m1_ * m1_ : m1_ * m1_ * m1_;
   nf_ = diffusion_ ? dim_ * (dim_ + 1) / 2 : 1;
   nb_ = (ne_ + W - 1) / W;
-  Bf_.resize(std::size_t(m1_) * n1_);
-  Bb_.resize(std::size_t(n1_) * m1_);
-  for (int i = 0; i < n1_; ++i)
+  if (!tensor_) {
+    Bs_.assign(in.Bs, in.Bs + std::size_t(nq_) * nd_);
+    Bst_.resize(Bs_.size());
+    Gs_.resize(std::size_t(dim_) * nq_ * nd_);
+    Gst_.resize(Gs_.size());
+    for (int q = 0; q < nq_; ++q)
+      for (int i = 0; i < nd_; ++i) {
+        Bst_[std::size_t(i) * nq_ + q] = Bs_[std::size_t(q) * nd_ + i];
+        for (int d = 0; d < dim_; ++d) {
+          const double g = in.Gs[(std::size_t(q) * nd_ + i) * dim_ + d];
+          Gs_[(std::size_t(d) * nq_ + q) * nd_ + i] = g;
+          Gst_[(std::size_t(d) * nd_ + i) * nq_ + q] = g;
+        }
+      }
+  }
+  Bf_.resize(tensor_ ? std::size_t(m1_) * n1_ : 0);
+  Bb_.resize(Bf_.size());
+  for (int i = 0; i < n1_ && tensor_; ++i)
     for (int q = 0; q < m1_; ++q) Bf_[std::size_t(q) * n1_ + i] = Bb_[std::size_t(i) * m1_ + q] = in.B[i * m1_ + q];
-  Df_.assign(in.D, in.D + std::size_t(m1_) * m1_);
+  if (tensor_) Df_.assign(in.D, in.D + std::size_t(m1_) * m1_);
   Db_.resize(Df_.size());
   for (int a = 0; a < m1_; ++a)
     for (int r = 0; r < m1_; ++r) Db_[std::size_t(r) * m1_ + a] = Df_[std::size_t(a) * m1_ + r];
@@ -140,7 +209,7 @@ BatchedOperator::BatchedOperator(const BatchedInput& in, const Exec& exec, bool 
         if (diffusion_) {  // packed 00, 01, (02,) 11, (12, 22): the off-diagonal entries exactly zero
           const double* f = in.element_factor + e * nf_;
           const bool diag = dim_ == 2 ? f[1] == 0.0 : f[1] == 0.0 && f[2] == 0.0 && f[4] == 0.0;
-          diagonal = diagonal && diag;
+          diagonal = diagonal && diag && tensor_;
         }
       }
       if (affine) s = diagonal ? FactorStorage::Diagonal : FactorStorage::Element;
@@ -221,7 +290,6 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
   Work& wk = *static_cast<Work*>(work);
   const int n = n1_, m = m1_, nd = nd_, nq = nq_;
   const int* ib = idx_.data() + std::size_t(b) * nd * W;
-  const int live = int(std::min<index_t>(W, ne_ - b * W));
   const FactorStorage st = storage_[std::size_t(b)];
   const double* geo = geo_.data() + offset_[std::size_t(b)];
   vdouble* u = wk.u.data();
@@ -319,20 +387,80 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
       out = r == u ? v : u;
       tensor_apply<Dim>(Bb_.data(), n, m, r, out, wk.t0.data(), wk.t1.data());
     }
+    scatter(b, reinterpret_cast<const double*>(out), yc);
+  }
+}
+
+void BatchedOperator::scatter(index_t b, const double* out, double* yc) const {
+  const int* ib = idx_.data() + std::size_t(b) * nd_ * W;
+  const int live = int(std::min<index_t>(W, ne_ - b * W));
+  for (int i = 0; i < nd_; ++i) {
+    const int* g = ib + i * W;
+    const double* t = out + std::size_t(i) * W;
+    for (int l = 0; l < live; ++l) yc[g[l]] += t[l];
+  }
+}
+
+void BatchedOperator::run_simplex_batch(index_t b, const double* x, double* y, void* work) const {
+  Work& wk = *static_cast<Work*>(work);
+  const int nd = nd_, nq = nq_;
+  const int* ib = idx_.data() + std::size_t(b) * nd * W;
+  const FactorStorage st = storage_[std::size_t(b)];
+  const double* geo = geo_.data() + offset_[std::size_t(b)];
+  vdouble* u = wk.u.data();
+  vdouble* out = wk.v.data();
+  vdouble* g[3] = {wk.g0.data(), wk.g1.data(), wk.g2.data()};
+  for (int c = 0; c < comps_; ++c) {
+    const double* xc = x + std::size_t(c) * nn_;
     for (int i = 0; i < nd; ++i) {
-      const int* g = ib + i * W;
-      const vdouble t = out[i];
-      for (int l = 0; l < live; ++l) yc[g[l]] += t[l];
+      const int* gi = ib + i * W;
+      vdouble t;
+      for (int l = 0; l < W; ++l) t[l] = xc[gi[l]];
+      u[i] = t;
     }
+    if (!diffusion_) {
+      contract_any<false>(Bs_.data(), nq, nd, u, g[0], 1, 1);
+      if (st == FactorStorage::Points) {
+        for (int q = 0; q < nq; ++q) g[0][q] *= simd::load(geo + std::size_t(q) * W);
+      } else {
+        const vdouble dj = simd::load(geo);
+        for (int q = 0; q < nq; ++q) g[0][q] *= w_[std::size_t(q)] * dj;
+      }
+      contract_any<false>(Bst_.data(), nd, nq, g[0], out, 1, 1);
+    } else {
+      for (int d = 0; d < dim_; ++d) contract_any<false>(Gs_.data() + std::size_t(d) * nq * nd, nq, nd, u, g[d], 1, 1);
+      // the packed factor's entry (a, b), a <= b: 00 01 (02) 11 (12 22)
+      const auto k = [&](int a, int bb) { return a == 0 ? bb : dim_ == 2 ? 2 : a == 1 ? 2 + bb : 5; };
+      for (int q = 0; q < nq; ++q) {
+        vdouble gq[3], f[3];
+        for (int a = 0; a < dim_; ++a) gq[a] = g[a][q];
+        const double wq = st == FactorStorage::Points ? 1.0 : w_[std::size_t(q)];
+        for (int a = 0; a < dim_; ++a) {
+          vdouble s{};
+          for (int bb = 0; bb < dim_; ++bb) {
+            const int kk = a <= bb ? k(a, bb) : k(bb, a);
+            const vdouble dab = st == FactorStorage::Points ? simd::load(geo + (std::size_t(kk) * nq + q) * W)
+                                                            : simd::load(geo + std::size_t(kk) * W);
+            s = simd::fma(dab, gq[bb], s);
+          }
+          f[a] = wq * s;
+        }
+        for (int a = 0; a < dim_; ++a) g[a][q] = f[a];
+      }
+      contract_any<false>(Gst_.data(), nd, nq, g[0], out, 1, 1);
+      for (int d = 1; d < dim_; ++d) contract_any<true>(Gst_.data() + std::size_t(d) * nd * nq, nd, nq, g[d], out, 1, 1);
+    }
+    scatter(b, reinterpret_cast<const double*>(out), y + std::size_t(c) * nn_);
   }
 }
 
 void BatchedOperator::apply_add(const double* x, double* y) const {
   if (nb_ == 0) return;
   const int e1 = std::max(n1_, m1_);
-  const std::size_t wsize = std::size_t(dim_ == 2 ? e1 * e1 : e1 * e1 * e1);
+  const std::size_t wsize = !tensor_ ? std::size_t(std::max(nd_, nq_)) : std::size_t(dim_ == 2 ? e1 * e1 : e1 * e1 * e1);
   const auto run = [&](index_t b, Work& w) {
-    if (dim_ == 2) run_batch<2>(b, x, y, &w);
+    if (!tensor_) run_simplex_batch(b, x, y, &w);
+    else if (dim_ == 2) run_batch<2>(b, x, y, &w);
     else run_batch<3>(b, x, y, &w);
   };
   if (threads_ == 1) {

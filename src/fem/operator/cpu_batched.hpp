@@ -1,7 +1,7 @@
 #pragma once
-// The fused mass and diffusion operators on quadrilaterals and hexahedra for the CPU backends
-// (serial, OpenMP): simd::lanes elements side by side, one per SIMD lane, sum factorization
-// with the orders as run-time values; geometry stored per point, or once per element where
+// The fused mass and diffusion operators for the CPU backends (serial, OpenMP): simd::lanes
+// elements side by side, one per SIMD lane; sum factorization on quadrilaterals and hexahedra,
+// dense tables on triangles and tetrahedra, the orders as run-time values; geometry stored per point, or once per element where
 // the element map is affine (one packed factor) or axis-aligned (its diagonal); the scatter
 // without atomics (each thread's elements whose nodes no other thread touches, then the rest
 // in colours). Host code only (operator/cpu_batched.cpp), built by H1Operator for a part
@@ -24,13 +24,18 @@ enum class FactorStorage : std::uint8_t {
 
 /// What the batched operator reads from its part (host arrays, used during construction only).
 struct BatchedInput {
-  int dim = 3;                    // 2 (quadrilaterals) or 3 (hexahedra)
+  bool tensor = true;             // quadrilaterals, hexahedra (sum factorization); else triangles, tetrahedra
+  int dim = 3;                    // 2 or 3
   int comps = 1;                  // field components (each gets the operator)
   int n1 = 0, m1 = 0;             // nodes and points per direction
   index_t ne = 0, nn = 0;         // elements; global nodes per component
   const int* idx = nullptr;       // (ne, n1^dim): global node of each local (lexicographic) node
   const double* B = nullptr;      // (n1, m1): B[i m1 + q] = phi_i(x_q)
   const double* D = nullptr;      // (m1, m1): D[a m1 + r] = l_r'(x_a) on the 1-D points
+  // simplices (tensor = false): nd nodes and nq points per element, dense tables
+  int nd = 0, nq = 0;
+  const double* Bs = nullptr;     // (nq, nd): phi_i(x_q)
+  const double* Gs = nullptr;     // (nq, nd, dim): d phi_i / d xi_d (x_q)
   const double* weights = nullptr;  // (m1^dim) the rule's weights (compressed elements)
   bool nodal = false;             // the points are the nodes (B = I)
   bool diffusion = false;
@@ -64,7 +69,9 @@ class BatchedOperator {
   int colours() const { return static_cast<int>(colour_.size()); }
 
  private:
+  bool tensor_;
   int dim_, comps_, n1_, m1_, nd_, nq_, nf_, threads_ = 1;
+  std::vector<double> Bs_, Bst_, Gs_, Gst_;      // simplices: (nq, nd), (nd, nq), (dim, nq, nd), (dim, nd, nq)
   index_t ne_, nn_, nb_;
   bool nodal_, diffusion_;
   std::vector<double> Bf_, Bb_, Df_, Db_, w_;  // forward (m x n), back (n x m), D (m x m), D^T, weights
@@ -78,6 +85,8 @@ class BatchedOperator {
 
   template <int Dim>
   void run_batch(index_t b, const double* x, double* y, void* work) const;
+  void run_simplex_batch(index_t b, const double* x, double* y, void* work) const;
+  void scatter(index_t b, const double* out, double* y) const;
 };
 
 }  // namespace tessera::fem::cpu_detail
@@ -98,8 +107,9 @@ namespace tessera::fem::cpu_detail {
 /// (wdetJ for mass, D for diffusion, host) on the elements of restriction r (geometry g, order
 /// p, a tensor-product rule); compress: per-element factors where the element's map is affine
 /// (first-order straight-sided element whose Jacobian is the same at every corner to 1e-14
-/// relative; not on curved meshes or where the space dimension exceeds the element's). nullptr
-/// when exec is not a CPU backend or g is not a quadrilateral or hexahedron.
+/// relative, every straight-sided simplex; not on curved meshes or where the space dimension
+/// exceeds the element's). nullptr
+/// when exec is not a CPU backend. Simplices of a straight-sided mesh are affine.
 std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const ElementRestriction& r, Geometry g, int p,
                                                     const QuadratureRule& rule, bool diffusion,
                                                     const GeometricFactors& gf, const Exec& exec, bool compress);

@@ -44,30 +44,40 @@ bool affine_jacobian(const Mesh& mesh, index_t id, int dim, Mat& J) {
 std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const ElementRestriction& r, Geometry g, int p,
                                                     const QuadratureRule& rule_in, bool diffusion,
                                                     const GeometricFactors& gf, const Exec& exec, bool compress) {
-  if (exec.on_device() || (g != Geometry::Quadrilateral && g != Geometry::Hexahedron)) return nullptr;
+  if (exec.on_device() || g == Geometry::Segment) return nullptr;
   const QuadratureRule rule = rule_in.to_host();
-  const int dim = g == Geometry::Quadrilateral ? 2 : 3;
-  const int m = rule.n1d;
-  TESSERA_REQUIRE(m > 0 && rule.size() == (dim == 2 ? m * m : m * m * m),
+  const int dim = fem::dim(g);
+  const bool tensor = is_tensor(g);
+  const int m = tensor ? rule.n1d : 0;
+  TESSERA_REQUIRE(!tensor || (m > 0 && rule.size() == (dim == 2 ? m * m : m * m * m)),
                   "fem::cpu_detail::make_batched: the rule on the ", name(g), " is not a tensor product");
-  std::vector<double> x1(static_cast<std::size_t>(m));
-  for (int k = 0; k < m; ++k) x1[std::size_t(k)] = rule.points(k, 0);
-  const BasisTables1D t = tabulate(H1Basis(g, p).basis_1d(), std::span<const double>(x1));
-  const int n = static_cast<int>(t.B.extent(1));
-  std::vector<double> B(std::size_t(n) * m);
-  bool nodal = n == m;
-  for (int i = 0; i < n; ++i)
-    for (int q = 0; q < m; ++q) {
-      B[std::size_t(i) * m + q] = t.B(q, i);
-      if (std::abs(t.B(q, i) - (i == q ? 1.0 : 0.0)) > 1e-14) nodal = false;  // the points are the nodes
-    }
-  const Array<double, 2> D = LagrangeBasis1D(x1).derivatives(std::span<const double>(x1));
+  std::vector<double> B, x1(static_cast<std::size_t>(m));
+  Array<double, 2> D;
+  BasisTables ts;  // simplices
+  int n = 0;
+  bool nodal = false;
+  if (tensor) {
+    for (int k = 0; k < m; ++k) x1[std::size_t(k)] = rule.points(k, 0);
+    const BasisTables1D t = tabulate(H1Basis(g, p).basis_1d(), std::span<const double>(x1));
+    n = static_cast<int>(t.B.extent(1));
+    B.resize(std::size_t(n) * m);
+    nodal = n == m;
+    for (int i = 0; i < n; ++i)
+      for (int q = 0; q < m; ++q) {
+        B[std::size_t(i) * m + q] = t.B(q, i);
+        if (std::abs(t.B(q, i) - (i == q ? 1.0 : 0.0)) > 1e-14) nodal = false;  // the points are the nodes
+      }
+    D = LagrangeBasis1D(x1).derivatives(std::span<const double>(x1));
+  } else {
+    ts = tabulate(H1Basis(g, p), rule);
+  }
   const int nf = diffusion ? dim * (dim + 1) / 2 : 1;
   const Array<double, 2>& stored2 = gf.wdetJ;
   const double* qdata = diffusion ? gf.D.data() : stored2.data();
   TESSERA_REQUIRE(qdata != nullptr, "fem::cpu_detail::make_batched: no stored factors");
 
   BatchedInput in;
+  in.tensor = tensor;
   in.dim = dim;
   in.comps = r.components();
   in.n1 = n;
@@ -77,6 +87,12 @@ std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const Elem
   in.idx = r.indices().data();
   in.B = B.data();
   in.D = D.data();
+  if (!tensor) {
+    in.nd = static_cast<int>(ts.B.extent(1));
+    in.nq = static_cast<int>(ts.B.extent(0));
+    in.Bs = ts.B.data();
+    in.Gs = ts.G.data();
+  }
   in.weights = rule.weights.data();
   in.nodal = nodal;
   in.diffusion = diffusion;
@@ -92,7 +108,11 @@ std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const Elem
     const auto& ids = r.element_ids();
     for (index_t e = 0; e < ne; ++e) {
       Mat J;
-      if (!affine_jacobian(mesh, ids[std::size_t(e)], dim, J)) continue;
+      if (tensor && !affine_jacobian(mesh, ids[std::size_t(e)], dim, J)) continue;
+      if (!tensor) {  // a straight-sided simplex: J is constant
+        const std::array<double, 3> xi{0.25, 0.25, 0.25};
+        J = mesh.jacobian(ids[std::size_t(e)], std::span<const double>(xi.data(), std::size_t(dim)));
+      }
       double det, Ji[3][3] = {};
       if (dim == 2) {
         det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
