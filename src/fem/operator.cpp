@@ -261,7 +261,8 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
     // the factors (by batch, or per element where compressed); gf is recomputed where needed.
     std::shared_ptr<const cpu_detail::BatchedOperator> batched;
     if (fused_part && !otf && !exec.on_device() && opt_.kernels.cpu_batched) {
-      batched = cpu_detail::make_batched(mesh, interp.restriction(), g, p, rule, !mass, gf, exec, opt_.compress_geometry);
+      batched = cpu_detail::make_batched(mesh, interp.restriction(), g, p, rule, !mass, gf, exec, opt_.compress_geometry,
+                                         opt_.kernels.exact);
       if (batched) gf = GeometricFactors{};
     }
     parts_.push_back(Part{std::move(interp), rule, std::move(gf), exec.on_device() ? t.B.to_device() : t.B,

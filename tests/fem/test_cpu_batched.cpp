@@ -102,6 +102,26 @@ TEST(CpuBatched, HexahedraEqualTheTeamKernelOnDistortedElements) {
   for (Exec exec : host_backends()) expect_batched_equals_team(test::distorted_mesh("box:hex:3x3x2"), 8, exec, false);
 }
 
+// The run-time contraction loops (the fixed-size ones switched off) at the sizes the fixed
+// ones serve, and past them (p = 9: 10 and 11 points per direction run the loops either way).
+TEST(CpuBatched, RunTimeContractionsEqualTheFixedSizeOnes) {
+  const Mesh mesh = test::distorted_mesh("box:hex:3x1x3");
+  for (int p : {1, 2, 4, 7, 9}) {
+    H1Space space(mesh, p);
+    const auto x = test::random_vector(std::size_t(space.num_dofs()), 29u);
+    for (const Case& c : kCases) {
+      if (c.kind == OperatorKind::Mass && c.rule == QuadratureType::GaussLobatto) continue;
+      OperatorOptions loops = options(c, p, true);
+      loops.kernels.exact = false;
+      const auto a = apply_to(H1Operator(space, c.kind, Exec::serial(), loops), x);
+      const auto b = apply_to(H1Operator(space, c.kind, Exec::serial(), options(c, p, true)), x);
+      const auto t = apply_to(H1Operator(space, c.kind, Exec::serial(), options(c, p, false)), x);
+      EXPECT_LE(rel_diff(a, b), 1e-14) << name(c.kind) << " p = " << p;
+      EXPECT_LE(rel_diff(a, t), 1e-14) << name(c.kind) << " p = " << p;
+    }
+  }
+}
+
 TEST(CpuBatched, QuadrilateralsEqualTheTeamKernelOnDistortedElements) {
   for (Exec exec : host_backends())
     expect_batched_equals_team(generate_mesh("box:quad:5x3:perturb=0.2:seed=2"), 8, exec, false);

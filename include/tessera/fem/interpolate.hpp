@@ -113,7 +113,8 @@ struct OperatorKernelChoice {
   /// turns off the one-thread-per-element, column and compile-time-size kernels.
   int bound = -1;
   /// Hexahedra: the compile-time-size line kernels where the plan picks them (false: their
-  /// bucket's bounded kernel instead).
+  /// bucket's bounded kernel instead); on the CPU's batched kernels, the contractions of
+  /// sizes 2..9 unrolled at compile time (false: run-time loops at every size).
   bool exact = true;
   /// Hexahedron mass by small matrix products on the tensor cores (at most 16 nodes and points
   /// per direction; opt-in: slower than the line kernels where measured).

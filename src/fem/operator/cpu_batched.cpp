@@ -106,8 +106,8 @@ constexpr auto kFixed = fixed_table<Add>(std::make_integer_sequence<int, (kFixed
 
 /// contract_fixed where the sizes have one, else contract.
 template <bool Add>
-void contract_any(const double* A, int rows, int cols, const vdouble* in, vdouble* out, int outer, int inner) {
-  if (rows <= kFixedMax && cols <= kFixedMax)
+void contract_any(bool fixed, const double* A, int rows, int cols, const vdouble* in, vdouble* out, int outer, int inner) {
+  if (fixed && rows <= kFixedMax && cols <= kFixedMax)
     if (const ContractFn f = kFixed<Add>[std::size_t(rows)][std::size_t(cols)]) return f(A, in, out, outer, inner);
   contract<Add>(A, rows, cols, in, out, outer, inner);
 }
@@ -115,26 +115,26 @@ void contract_any(const double* A, int rows, int cols, const vdouble* in, vdoubl
 /// Applies A (rows x cols) along every direction in turn (0 first) to a Dim-dimensional array of
 /// extent cols per direction: in -> out with extent rows, through t0 and t1.
 template <int Dim>
-void tensor_apply(const double* A, int rows, int cols, const vdouble* in, vdouble* out, vdouble* t0, vdouble* t1) {
+void tensor_apply(bool fixed, const double* A, int rows, int cols, const vdouble* in, vdouble* out, vdouble* t0, vdouble* t1) {
   if constexpr (Dim == 2) {
-    contract_any<false>(A, rows, cols, in, t0, cols, 1);
-    contract_any<false>(A, rows, cols, t0, out, 1, rows);
+    contract_any<false>(fixed, A, rows, cols, in, t0, cols, 1);
+    contract_any<false>(fixed, A, rows, cols, t0, out, 1, rows);
   } else {
-    contract_any<false>(A, rows, cols, in, t0, cols * cols, 1);
-    contract_any<false>(A, rows, cols, t0, t1, cols, rows);
-    contract_any<false>(A, rows, cols, t1, out, 1, rows * rows);
+    contract_any<false>(fixed, A, rows, cols, in, t0, cols * cols, 1);
+    contract_any<false>(fixed, A, rows, cols, t0, t1, cols, rows);
+    contract_any<false>(fixed, A, rows, cols, t1, out, 1, rows * rows);
   }
 }
 
 /// The derivative along direction d of a Dim-dimensional array of extent m per direction (A =
 /// D, m x m), or its transpose added in (Add, A = D^T).
 template <int Dim, bool Add>
-void derivative(int d, const double* A, int m, const vdouble* in, vdouble* out) {
+void derivative(bool fixed, int d, const double* A, int m, const vdouble* in, vdouble* out) {
   int inner = 1;
   for (int k = 0; k < d; ++k) inner *= m;
   int outer = 1;
   for (int k = d + 1; k < Dim; ++k) outer *= m;
-  contract_any<Add>(A, m, m, in, out, outer, inner);
+  contract_any<Add>(fixed, A, m, m, in, out, outer, inner);
 }
 
 struct Work {
@@ -154,7 +154,7 @@ index_t BatchedOperator::interior_batches() const {
 
 BatchedOperator::BatchedOperator(const BatchedInput& in, const Exec& exec, bool compress)
     : tensor_(in.tensor), dim_(in.dim), comps_(in.comps), n1_(in.n1), m1_(in.m1), ne_(in.ne), nn_(in.nn),
-      nodal_(in.nodal && in.tensor), diffusion_(in.diffusion) {
+      nodal_(in.nodal && in.tensor), diffusion_(in.diffusion), fixed_(in.fixed_sizes) {
   TESSERA_REQUIRE((dim_ == 2 || dim_ == 3) && ne_ >= 0 && comps_ >= 1 &&
                       (tensor_ ? n1_ >= 1 && m1_ >= 1 : in.nd >= 1 && in.nq >= 1 && in.Bs && in.Gs),
                   "fem::cpu_detail::BatchedOperator: unsupported sizes");
@@ -303,7 +303,7 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
       for (int l = 0; l < W; ++l) t[l] = xc[g[l]];
       u[i] = t;
     }
-    if (!nodal_) tensor_apply<Dim>(Bf_.data(), m, n, u, v, wk.t0.data(), wk.t1.data());
+    if (!nodal_) tensor_apply<Dim>(fixed_, Bf_.data(), m, n, u, v, wk.t0.data(), wk.t1.data());
     vdouble* r = v;  // the point values to integrate against the test functions' values
     if (!diffusion_) {
       if (st == FactorStorage::Points) {
@@ -316,9 +316,9 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
       vdouble* g0 = wk.g0.data();
       vdouble* g1 = wk.g1.data();
       vdouble* g2 = wk.g2.data();
-      derivative<Dim, false>(0, Df_.data(), m, v, g0);
-      derivative<Dim, false>(1, Df_.data(), m, v, g1);
-      if constexpr (Dim == 3) derivative<Dim, false>(2, Df_.data(), m, v, g2);
+      derivative<Dim, false>(fixed_, 0, Df_.data(), m, v, g0);
+      derivative<Dim, false>(fixed_, 1, Df_.data(), m, v, g1);
+      if constexpr (Dim == 3) derivative<Dim, false>(fixed_, 2, Df_.data(), m, v, g2);
       if constexpr (Dim == 2) {
         if (st == FactorStorage::Points) {
           const double* G = geo;
@@ -378,14 +378,14 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
         }
       }
       r = nodal_ ? wk.v.data() : u;  // u is free once the points' values are formed (v), unless v is u
-      derivative<Dim, false>(0, Db_.data(), m, g0, r);
-      derivative<Dim, true>(1, Db_.data(), m, g1, r);
-      if constexpr (Dim == 3) derivative<Dim, true>(2, Db_.data(), m, g2, r);
+      derivative<Dim, false>(fixed_, 0, Db_.data(), m, g0, r);
+      derivative<Dim, true>(fixed_, 1, Db_.data(), m, g1, r);
+      if constexpr (Dim == 3) derivative<Dim, true>(fixed_, 2, Db_.data(), m, g2, r);
     }
     vdouble* out = r;
     if (!nodal_) {
       out = r == u ? v : u;
-      tensor_apply<Dim>(Bb_.data(), n, m, r, out, wk.t0.data(), wk.t1.data());
+      tensor_apply<Dim>(fixed_, Bb_.data(), n, m, r, out, wk.t0.data(), wk.t1.data());
     }
     scatter(b, reinterpret_cast<const double*>(out), yc);
   }
@@ -419,16 +419,16 @@ void BatchedOperator::run_simplex_batch(index_t b, const double* x, double* y, v
       u[i] = t;
     }
     if (!diffusion_) {
-      contract_any<false>(Bs_.data(), nq, nd, u, g[0], 1, 1);
+      contract_any<false>(fixed_, Bs_.data(), nq, nd, u, g[0], 1, 1);
       if (st == FactorStorage::Points) {
         for (int q = 0; q < nq; ++q) g[0][q] *= simd::load(geo + std::size_t(q) * W);
       } else {
         const vdouble dj = simd::load(geo);
         for (int q = 0; q < nq; ++q) g[0][q] *= w_[std::size_t(q)] * dj;
       }
-      contract_any<false>(Bst_.data(), nd, nq, g[0], out, 1, 1);
+      contract_any<false>(fixed_, Bst_.data(), nd, nq, g[0], out, 1, 1);
     } else {
-      for (int d = 0; d < dim_; ++d) contract_any<false>(Gs_.data() + std::size_t(d) * nq * nd, nq, nd, u, g[d], 1, 1);
+      for (int d = 0; d < dim_; ++d) contract_any<false>(fixed_, Gs_.data() + std::size_t(d) * nq * nd, nq, nd, u, g[d], 1, 1);
       // the packed factor's entry (a, b), a <= b: 00 01 (02) 11 (12 22)
       const auto k = [&](int a, int bb) { return a == 0 ? bb : dim_ == 2 ? 2 : a == 1 ? 2 + bb : 5; };
       for (int q = 0; q < nq; ++q) {
@@ -447,8 +447,8 @@ void BatchedOperator::run_simplex_batch(index_t b, const double* x, double* y, v
         }
         for (int a = 0; a < dim_; ++a) g[a][q] = f[a];
       }
-      contract_any<false>(Gst_.data(), nd, nq, g[0], out, 1, 1);
-      for (int d = 1; d < dim_; ++d) contract_any<true>(Gst_.data() + std::size_t(d) * nd * nq, nd, nq, g[d], out, 1, 1);
+      contract_any<false>(fixed_, Gst_.data(), nd, nq, g[0], out, 1, 1);
+      for (int d = 1; d < dim_; ++d) contract_any<true>(fixed_, Gst_.data() + std::size_t(d) * nd * nq, nd, nq, g[d], out, 1, 1);
     }
     scatter(b, reinterpret_cast<const double*>(out), y + std::size_t(c) * nn_);
   }

@@ -44,6 +44,9 @@ struct BatchedInput {
   /// with element_affine[e] != 0 (then qdata's entries are weights[q] times it).
   const double* element_factor = nullptr;
   const std::uint8_t* element_affine = nullptr;
+  /// the contractions of sizes 2..9 unrolled at compile time (OperatorKernelChoice::exact);
+  /// false: the run-time loops at every size (comparisons)
+  bool fixed_sizes = true;
 };
 
 class BatchedOperator {
@@ -73,7 +76,7 @@ class BatchedOperator {
   int dim_, comps_, n1_, m1_, nd_, nq_, nf_, threads_ = 1;
   std::vector<double> Bs_, Bst_, Gs_, Gst_;      // simplices: (nq, nd), (nd, nq), (dim, nq, nd), (dim, nd, nq)
   index_t ne_, nn_, nb_;
-  bool nodal_, diffusion_;
+  bool nodal_, diffusion_, fixed_;
   std::vector<double> Bf_, Bb_, Df_, Db_, w_;  // forward (m x n), back (n x m), D (m x m), D^T, weights
   std::vector<int> idx_;                       // (nb, nd, lanes); padded lanes repeat the last element
   std::vector<double> geo_;                    // per batch, at offset_[b]
@@ -112,6 +115,7 @@ namespace tessera::fem::cpu_detail {
 /// when exec is not a CPU backend. Simplices of a straight-sided mesh are affine.
 std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const ElementRestriction& r, Geometry g, int p,
                                                     const QuadratureRule& rule, bool diffusion,
-                                                    const GeometricFactors& gf, const Exec& exec, bool compress);
+                                                    const GeometricFactors& gf, const Exec& exec, bool compress,
+                                                    bool fixed_sizes);
 
 }  // namespace tessera::fem::cpu_detail
