@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <utility>
 #include <cmath>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/profiling.hpp"
 #include "tessera/core/simd.hpp"
 
 #if defined(_OPENMP)
@@ -456,6 +458,18 @@ void BatchedOperator::run_simplex_batch(index_t b, const double* x, double* y, v
 
 void BatchedOperator::apply_add(const double* x, double* y) const {
   if (nb_ == 0) return;
+  const bool timed = profiling::enabled();
+  const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  struct Record {  // the kernel timers' entry ("fem/operator_cpu_batched"), also on early return
+    bool on;
+    std::chrono::steady_clock::time_point t0;
+    Backend backend;
+    ~Record() {
+      if (on)
+        profiling::detail::record_host("fem/operator_cpu_batched", backend,
+                               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+  } record{timed, t0, threads_ > 1 ? Backend::OpenMP : Backend::Serial};
   const int e1 = std::max(n1_, m1_);
   const std::size_t wsize = !tensor_ ? std::size_t(std::max(nd_, nq_)) : std::size_t(dim_ == 2 ? e1 * e1 : e1 * e1 * e1);
   const auto run = [&](index_t b, Work& w) {
