@@ -86,57 +86,152 @@ void contract_fixed(const double* A, const vdouble* in, vdouble* out, int outer,
   }
 }
 
+/// contract_fixed for a matrix with mirror symmetry, A(R-1-r, C-1-c) = S A(r, c) (S = 1: values
+/// at points symmetric about the middle; S = -1: derivatives), by even and odd parts: with
+/// e_c = x_c + x_{C-1-c} and o_c = x_c - x_{C-1-c}, rows r and R-1-r are E_r + O_r and
+/// S (E_r - O_r), E_r = sum_c Ae(r, c) e_c, O_r = sum_c Ao(r, c) o_c: half the multiply-adds,
+/// the rest additions. EO holds Ae ((R+1)/2 x (C+1)/2, the middle column A(r, C/2) when C is
+/// odd) then Ao ((R+1)/2 x C/2); see mirror_parts.
+template <bool Add, int R, int C, int S>
+void contract_mirror(const double* EO, const vdouble* in, vdouble* out, int outer, int inner) {
+  constexpr int HR = (R + 1) / 2, HE = (C + 1) / 2, HO = C / 2;
+  vdouble ae[HR][HE], ao[HR][HO > 0 ? HO : 1];
+  for (int r = 0; r < HR; ++r) {
+    for (int c = 0; c < HE; ++c) ae[r][c] = simd::broadcast(EO[r * HE + c]);
+    for (int c = 0; c < HO; ++c) ao[r][c] = simd::broadcast(EO[HR * HE + r * HO + c]);
+  }
+  for (int o = 0; o < outer; ++o) {
+    const vdouble* ib = in + std::size_t(o) * C * inner;
+    vdouble* ob = out + std::size_t(o) * R * inner;
+    for (int i = 0; i < inner; ++i) {
+      vdouble e[HE], od[HO > 0 ? HO : 1];
+      for (int c = 0; c < HO; ++c) {
+        const vdouble x0 = ib[c * inner + i], x1 = ib[(C - 1 - c) * inner + i];
+        e[c] = x0 + x1;
+        od[c] = x0 - x1;
+      }
+      if constexpr (C % 2 == 1) e[HO] = ib[HO * inner + i];
+      for (int r = 0; r < HR; ++r) {
+        vdouble se = ae[r][0] * e[0], so{};
+        for (int c = 1; c < HE; ++c) se = simd::fma(ae[r][c], e[c], se);
+        for (int c = 0; c < HO; ++c) so = simd::fma(ao[r][c], od[c], so);
+        const vdouble lo = se + so, hi = S > 0 ? se - so : so - se;
+        vdouble* o0 = ob + r * inner + i;
+        vdouble* o1 = ob + (R - 1 - r) * inner + i;
+        if (R % 2 == 1 && r == HR - 1) {  // the middle row
+          if constexpr (Add) *o0 += lo;
+          else *o0 = lo;
+        } else if constexpr (Add) {
+          *o0 += lo, *o1 += hi;
+        } else {
+          *o0 = lo, *o1 = hi;
+        }
+      }
+    }
+  }
+}
+
+/// A matrix of the contractions: row-major entries, and where it has mirror symmetry (sign
+/// 1 or -1; 0: none) its even and odd parts for contract_mirror.
+struct Mat {
+  const double* a;
+  int rows, cols;
+  int sign;
+  const double* eo;
+};
+
 /// The compile-time contractions: rows and columns from 2 to kFixedMax that differ by at most 2
-/// (q = p + 1 or p + 2 points, either direction, and the derivatives, rows = columns).
+/// (q = p + 1 or p + 2 points, either direction, and the derivatives, rows = columns): the
+/// mirror-symmetric ones of the tensor elements (both signs) and plain ones.
 constexpr int kFixedMax = 9;
 using ContractFn = void (*)(const double*, const vdouble*, vdouble*, int, int);
-template <bool Add, int R, int C>
+template <bool Add, int R, int C, int Kind>  // Kind 0 plain, 1 mirror S = 1, 2 mirror S = -1
 constexpr ContractFn fixed_entry() {
-  if constexpr (R - C <= 2 && C - R <= 2) return &contract_fixed<Add, R, C>;
-  else return nullptr;
+  if constexpr (R < 2 || C < 2 || R - C > 2 || C - R > 2) return nullptr;
+  else if constexpr (Kind == 0) return &contract_fixed<Add, R, C>;
+  else return &contract_mirror<Add, R, C, Kind == 1 ? 1 : -1>;
 }
+constexpr int kSizes = kFixedMax + 1;
+using FixedTable = std::array<std::array<std::array<ContractFn, 3>, kSizes>, kSizes>;
 template <bool Add, int... K>
-constexpr std::array<std::array<ContractFn, kFixedMax + 1>, kFixedMax + 1> fixed_table(std::integer_sequence<int, K...>) {
-  std::array<std::array<ContractFn, kFixedMax + 1>, kFixedMax + 1> t{};
-  ((t[std::size_t(K / (kFixedMax + 1))][std::size_t(K % (kFixedMax + 1))] =
-        K / (kFixedMax + 1) >= 2 && K % (kFixedMax + 1) >= 2 ? fixed_entry<Add, K / (kFixedMax + 1), K % (kFixedMax + 1)>() : nullptr),
+constexpr FixedTable fixed_table(std::integer_sequence<int, K...>) {
+  FixedTable t{};
+  ((t[std::size_t(K / (3 * kSizes))][std::size_t(K / 3 % kSizes)][std::size_t(K % 3)] =
+        fixed_entry<Add, K / (3 * kSizes), K / 3 % kSizes, K % 3>()),
    ...);
   return t;
 }
 template <bool Add>
-constexpr auto kFixed = fixed_table<Add>(std::make_integer_sequence<int, (kFixedMax + 1) * (kFixedMax + 1)>{});
+constexpr FixedTable kFixed = fixed_table<Add>(std::make_integer_sequence<int, kSizes * kSizes * 3>{});
 
-/// contract_fixed where the sizes have one, else contract.
+/// The compile-time contraction for M's sizes (by even and odd parts where M has them),
+/// else the run-time loops (contract).
 template <bool Add>
-void contract_any(bool fixed, const double* A, int rows, int cols, const vdouble* in, vdouble* out, int outer, int inner) {
-  if (fixed && rows <= kFixedMax && cols <= kFixedMax)
-    if (const ContractFn f = kFixed<Add>[std::size_t(rows)][std::size_t(cols)]) return f(A, in, out, outer, inner);
-  contract<Add>(A, rows, cols, in, out, outer, inner);
+void contract_any(bool fixed, const Mat& M, const vdouble* in, vdouble* out, int outer, int inner) {
+  if (fixed && M.rows <= kFixedMax && M.cols <= kFixedMax) {
+    const auto& f = kFixed<Add>[std::size_t(M.rows)][std::size_t(M.cols)];
+    if (M.sign != 0 && f[M.sign > 0 ? 1 : 2]) return f[M.sign > 0 ? 1 : 2](M.eo, in, out, outer, inner);
+    if (f[0]) return f[0](M.a, in, out, outer, inner);
+  }
+  contract<Add>(M.a, M.rows, M.cols, in, out, outer, inner);
 }
 
-/// Applies A (rows x cols) along every direction in turn (0 first) to a Dim-dimensional array of
+/// Applies M (rows x cols) along every direction in turn (0 first) to a Dim-dimensional array of
 /// extent cols per direction: in -> out with extent rows, through t0 and t1.
 template <int Dim>
-void tensor_apply(bool fixed, const double* A, int rows, int cols, const vdouble* in, vdouble* out, vdouble* t0, vdouble* t1) {
+void tensor_apply(bool fixed, const Mat& M, const vdouble* in, vdouble* out, vdouble* t0, vdouble* t1) {
+  const int rows = M.rows, cols = M.cols;
   if constexpr (Dim == 2) {
-    contract_any<false>(fixed, A, rows, cols, in, t0, cols, 1);
-    contract_any<false>(fixed, A, rows, cols, t0, out, 1, rows);
+    contract_any<false>(fixed, M, in, t0, cols, 1);
+    contract_any<false>(fixed, M, t0, out, 1, rows);
   } else {
-    contract_any<false>(fixed, A, rows, cols, in, t0, cols * cols, 1);
-    contract_any<false>(fixed, A, rows, cols, t0, t1, cols, rows);
-    contract_any<false>(fixed, A, rows, cols, t1, out, 1, rows * rows);
+    contract_any<false>(fixed, M, in, t0, cols * cols, 1);
+    contract_any<false>(fixed, M, t0, t1, cols, rows);
+    contract_any<false>(fixed, M, t1, out, 1, rows * rows);
   }
 }
 
-/// The derivative along direction d of a Dim-dimensional array of extent m per direction (A =
-/// D, m x m), or its transpose added in (Add, A = D^T).
+/// The derivative along direction d of a Dim-dimensional array of extent m per direction (M =
+/// D, m x m), or its transpose added in (Add, M = D^T).
 template <int Dim, bool Add>
-void derivative(bool fixed, int d, const double* A, int m, const vdouble* in, vdouble* out) {
+void derivative(bool fixed, int d, const Mat& M, const vdouble* in, vdouble* out) {
+  const int m = M.rows;
   int inner = 1;
   for (int k = 0; k < d; ++k) inner *= m;
   int outer = 1;
   for (int k = d + 1; k < Dim; ++k) outer *= m;
-  contract_any<Add>(fixed, A, m, m, in, out, outer, inner);
+  contract_any<Add>(fixed, M, in, out, outer, inner);
+}
+
+/// M's even and odd parts (contract_mirror's EO) where A (rows x cols, row-major) has mirror
+/// symmetry of sign 1 or -1 to 1e-14 relative to its largest entry; sign 0 and nothing else.
+int mirror_parts(const std::vector<double>& A, int rows, int cols, std::vector<double>& eo) {
+  double scale = 0;
+  for (double v : A) scale = std::max(scale, std::abs(v));
+  int sign = 0;
+  for (int s : {1, -1}) {
+    bool ok = true;
+    for (int r = 0; r < rows && ok; ++r)
+      for (int c = 0; c < cols && ok; ++c)
+        ok = std::abs(A[std::size_t((rows - 1 - r) * cols + cols - 1 - c)] - s * A[std::size_t(r * cols + c)]) <= 1e-14 * scale;
+    if (ok) {
+      sign = s;
+      break;
+    }
+  }
+  eo.clear();
+  if (sign == 0) return 0;
+  const int HR = (rows + 1) / 2, HE = (cols + 1) / 2, HO = cols / 2;
+  eo.assign(std::size_t(HR) * (HE + HO), 0.0);
+  for (int r = 0; r < HR; ++r) {
+    for (int c = 0; c < HO; ++c) {
+      const double a = A[std::size_t(r * cols + c)], b = A[std::size_t(r * cols + cols - 1 - c)];
+      eo[std::size_t(r * HE + c)] = 0.5 * (a + b);
+      eo[std::size_t(HR * HE + r * HO + c)] = 0.5 * (a - b);
+    }
+    if (cols % 2 == 1) eo[std::size_t(r * HE + HO)] = A[std::size_t(r * cols + HO)];
+  }
+  return sign;
 }
 
 struct Work {
@@ -188,6 +283,12 @@ BatchedOperator::BatchedOperator(const BatchedInput& in, const Exec& exec, bool 
   for (int a = 0; a < m1_; ++a)
     for (int r = 0; r < m1_; ++r) Db_[std::size_t(r) * m1_ + a] = Df_[std::size_t(a) * m1_ + r];
   if (in.weights) w_.assign(in.weights, in.weights + nq_);
+  if (tensor_) {
+    sign_[0] = mirror_parts(Bf_, m1_, n1_, eo_[0]);
+    sign_[1] = mirror_parts(Bb_, n1_, m1_, eo_[1]);
+    sign_[2] = mirror_parts(Df_, m1_, m1_, eo_[2]);
+    sign_[3] = mirror_parts(Db_, m1_, m1_, eo_[3]);
+  }
 
   // Indices by batch (nb, nd, W); the lanes past the last element repeat it (never scattered).
   idx_.resize(std::size_t(nb_) * nd_ * W);
@@ -296,6 +397,7 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
   const double* geo = geo_.data() + offset_[std::size_t(b)];
   vdouble* u = wk.u.data();
   vdouble* v = nodal_ ? u : wk.v.data();
+  const Mat Dm{Df_.data(), m, m, sign_[2], eo_[2].data()}, Dtm{Db_.data(), m, m, sign_[3], eo_[3].data()};
   for (int c = 0; c < comps_; ++c) {
     const double* xc = x + std::size_t(c) * nn_;
     double* yc = y + std::size_t(c) * nn_;
@@ -305,7 +407,7 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
       for (int l = 0; l < W; ++l) t[l] = xc[g[l]];
       u[i] = t;
     }
-    if (!nodal_) tensor_apply<Dim>(fixed_, Bf_.data(), m, n, u, v, wk.t0.data(), wk.t1.data());
+    if (!nodal_) tensor_apply<Dim>(fixed_, Mat{Bf_.data(), m, n, sign_[0], eo_[0].data()}, u, v, wk.t0.data(), wk.t1.data());
     vdouble* r = v;  // the point values to integrate against the test functions' values
     if (!diffusion_) {
       if (st == FactorStorage::Points) {
@@ -318,9 +420,9 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
       vdouble* g0 = wk.g0.data();
       vdouble* g1 = wk.g1.data();
       vdouble* g2 = wk.g2.data();
-      derivative<Dim, false>(fixed_, 0, Df_.data(), m, v, g0);
-      derivative<Dim, false>(fixed_, 1, Df_.data(), m, v, g1);
-      if constexpr (Dim == 3) derivative<Dim, false>(fixed_, 2, Df_.data(), m, v, g2);
+      derivative<Dim, false>(fixed_, 0, Dm, v, g0);
+      derivative<Dim, false>(fixed_, 1, Dm, v, g1);
+      if constexpr (Dim == 3) derivative<Dim, false>(fixed_, 2, Dm, v, g2);
       if constexpr (Dim == 2) {
         if (st == FactorStorage::Points) {
           const double* G = geo;
@@ -380,14 +482,14 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
         }
       }
       r = nodal_ ? wk.v.data() : u;  // u is free once the points' values are formed (v), unless v is u
-      derivative<Dim, false>(fixed_, 0, Db_.data(), m, g0, r);
-      derivative<Dim, true>(fixed_, 1, Db_.data(), m, g1, r);
-      if constexpr (Dim == 3) derivative<Dim, true>(fixed_, 2, Db_.data(), m, g2, r);
+      derivative<Dim, false>(fixed_, 0, Dtm, g0, r);
+      derivative<Dim, true>(fixed_, 1, Dtm, g1, r);
+      if constexpr (Dim == 3) derivative<Dim, true>(fixed_, 2, Dtm, g2, r);
     }
     vdouble* out = r;
     if (!nodal_) {
       out = r == u ? v : u;
-      tensor_apply<Dim>(fixed_, Bb_.data(), n, m, r, out, wk.t0.data(), wk.t1.data());
+      tensor_apply<Dim>(fixed_, Mat{Bb_.data(), n, m, sign_[1], eo_[1].data()}, r, out, wk.t0.data(), wk.t1.data());
     }
     scatter(b, reinterpret_cast<const double*>(out), yc);
   }
@@ -421,16 +523,16 @@ void BatchedOperator::run_simplex_batch(index_t b, const double* x, double* y, v
       u[i] = t;
     }
     if (!diffusion_) {
-      contract_any<false>(fixed_, Bs_.data(), nq, nd, u, g[0], 1, 1);
+      contract_any<false>(fixed_, Mat{Bs_.data(), nq, nd, 0, nullptr}, u, g[0], 1, 1);
       if (st == FactorStorage::Points) {
         for (int q = 0; q < nq; ++q) g[0][q] *= simd::load(geo + std::size_t(q) * W);
       } else {
         const vdouble dj = simd::load(geo);
         for (int q = 0; q < nq; ++q) g[0][q] *= w_[std::size_t(q)] * dj;
       }
-      contract_any<false>(fixed_, Bst_.data(), nd, nq, g[0], out, 1, 1);
+      contract_any<false>(fixed_, Mat{Bst_.data(), nd, nq, 0, nullptr}, g[0], out, 1, 1);
     } else {
-      for (int d = 0; d < dim_; ++d) contract_any<false>(fixed_, Gs_.data() + std::size_t(d) * nq * nd, nq, nd, u, g[d], 1, 1);
+      for (int d = 0; d < dim_; ++d) contract_any<false>(fixed_, Mat{Gs_.data() + std::size_t(d) * nq * nd, nq, nd, 0, nullptr}, u, g[d], 1, 1);
       // the packed factor's entry (a, b), a <= b: 00 01 (02) 11 (12 22)
       const auto k = [&](int a, int bb) { return a == 0 ? bb : dim_ == 2 ? 2 : a == 1 ? 2 + bb : 5; };
       for (int q = 0; q < nq; ++q) {
@@ -449,8 +551,8 @@ void BatchedOperator::run_simplex_batch(index_t b, const double* x, double* y, v
         }
         for (int a = 0; a < dim_; ++a) g[a][q] = f[a];
       }
-      contract_any<false>(fixed_, Gst_.data(), nd, nq, g[0], out, 1, 1);
-      for (int d = 1; d < dim_; ++d) contract_any<true>(fixed_, Gst_.data() + std::size_t(d) * nd * nq, nd, nq, g[d], out, 1, 1);
+      contract_any<false>(fixed_, Mat{Gst_.data(), nd, nq, 0, nullptr}, g[0], out, 1, 1);
+      for (int d = 1; d < dim_; ++d) contract_any<true>(fixed_, Mat{Gst_.data() + std::size_t(d) * nd * nq, nd, nq, 0, nullptr}, g[d], out, 1, 1);
     }
     scatter(b, reinterpret_cast<const double*>(out), y + std::size_t(c) * nn_);
   }

@@ -78,6 +78,8 @@ class BatchedOperator {
   index_t ne_, nn_, nb_;
   bool nodal_, diffusion_, fixed_;
   std::vector<double> Bf_, Bb_, Df_, Db_, w_;  // forward (m x n), back (n x m), D (m x m), D^T, weights
+  std::vector<double> eo_[4];                  // even and odd parts of Bf, Bb, Df, Db where mirror-symmetric
+  int sign_[4] = {};                           // their mirror symmetry: 1, -1, or 0 (none)
   std::vector<int> idx_;                       // (nb, nd, lanes); padded lanes repeat the last element
   std::vector<double> geo_;                    // per batch, at offset_[b]
   std::vector<std::size_t> offset_;
