@@ -694,10 +694,10 @@ int main(int argc, char** argv) {
   bbp->add_option("--perturb", bp_opt.perturb,
                   "Box mesh: move interior vertices at random by up to this fraction of the element size "
                   "(0: the Cartesian box, whose elements are affine; e.g. 0.2 for general hexahedra)")
-      ->check(CLI::Range(0.0, 0.45));
+      ->check(in_range(0.0, 0.45));
   bbp->add_option("--points-extra", bp_opt.points_extra,
                   "BP1-BP4: q = p + N Gauss points per direction (2: the CEED problems; 1: q = p + 1)")
-      ->check(CLI::Range(1, 4));
+      ->check(in_range(1, 4));
   bbp->add_flag("--full-geometry", bp_opt.full_geometry,
                 "CPU backends: keep the factors at every point on affine elements too (no compression), for comparisons");
   bbp->add_option("--cg-iters", bp_opt.cg_iters, "Jacobi-CG iterations timed per case (0: no CG)")
