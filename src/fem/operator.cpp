@@ -399,7 +399,9 @@ H1Operator::CpuKernelInfo H1Operator::cpu_kernel() const {
     info.threads = std::max(info.threads, b.threads());
     info.shared_batches += b.batches() - b.interior_batches();
     info.colours = std::max(info.colours, b.colours());
+    info.vector_access_share += b.vector_access_share() * double(part.interp.num_elements());
   }
+  if (info.batched_elements > 0) info.vector_access_share /= double(info.batched_elements);
   return info;
 }
 

@@ -122,6 +122,30 @@ TEST(CpuBatched, RunTimeContractionsEqualTheFixedSizeOnes) {
   }
 }
 
+// NodeOrdering::Interleaved at p = 1, 2 gives consecutive elements consecutive node ids at each
+// local node: most gathers and scatters of a full batch are one vector access (16 elements per
+// row: two full batches per row at 8 lanes, four at 4, eight at 2).
+TEST(CpuBatched, InterleavedNumberingTakesVectorAccessesAndEqualsTheTeamKernel) {
+  const Mesh mesh = test::distorted_mesh("box:hex:16x2x3");
+  for (int p : {1, 2}) {
+    H1Space space(mesh, p, 1, NodeOrdering::Interleaved);
+    const auto x = test::random_vector(std::size_t(space.num_dofs()), 31u);
+    for (const Case& c : kCases) {
+      if (c.kind == OperatorKind::Mass && c.rule == QuadratureType::GaussLobatto) continue;
+      const H1Operator A(space, c.kind, Exec::serial(), options(c, p, true));
+      EXPECT_GT(A.cpu_kernel().vector_access_share, 0.3) << p;
+      EXPECT_LE(rel_diff(apply_to(A, x), apply_to(H1Operator(space, c.kind, Exec::serial(), options(c, p, false)), x)),
+                1e-14)
+          << name(c.kind) << " p = " << p;
+    }
+    // first-touch numbering: consecutive elements' nodes are never consecutive ids at p = 2
+    if (p == 2) {
+      const H1Space first_touch(mesh, p, 1, NodeOrdering::FirstTouch);
+      EXPECT_EQ(H1Operator(first_touch, OperatorKind::Mass, Exec::serial()).cpu_kernel().vector_access_share, 0.0);
+    }
+  }
+}
+
 TEST(CpuBatched, QuadrilateralsEqualTheTeamKernelOnDistortedElements) {
   for (Exec exec : host_backends())
     expect_batched_equals_team(generate_mesh("box:quad:5x3:perturb=0.2:seed=2"), 8, exec, false);

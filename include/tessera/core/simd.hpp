@@ -40,6 +40,8 @@ inline vdouble load(const double* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
+/// The lanes to lanes consecutive doubles at p (no alignment needed).
+inline void store(double* p, vdouble v) { std::memcpy(p, &v, sizeof v); }
 /// a * b + c lane by lane; one fused instruction where the target has FMA and the translation
 /// unit allows contraction (-ffp-contract=fast; the batched kernels are compiled with it).
 inline vdouble fma(double a, vdouble b, vdouble c) { return a * b + c; }

@@ -148,6 +148,9 @@ class H1Operator {
     int threads = 0;                  ///< threads it runs on
     index_t shared_batches = 0;       ///< batches that share nodes with another thread's (run in colours)
     int colours = 0;                  ///< colours of those batches
+    /// share of the gathers and scatters (per batch and local node) that are one vector access:
+    /// the lanes' nodes have consecutive ids (NodeOrdering::Interleaved at p <= 2, InterleavedNodes)
+    double vector_access_share = 0;
   };
   CpuKernelInfo cpu_kernel() const;
   /// The diagonal of A (computed element by element, not assembled): on quadrilaterals and

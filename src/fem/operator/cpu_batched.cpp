@@ -243,6 +243,13 @@ struct Work {
 
 int BatchedOperator::lanes() { return W; }
 
+double BatchedOperator::vector_access_share() const {
+  if (consecutive_.empty()) return 0.0;
+  std::size_t n = 0;
+  for (std::uint8_t c : consecutive_) n += c;
+  return double(n) / double(consecutive_.size());
+}
+
 index_t BatchedOperator::interior_batches() const {
   index_t n = 0;
   for (const auto& v : interior_) n += index_t(v.size());
@@ -297,6 +304,20 @@ BatchedOperator::BatchedOperator(const BatchedInput& in, const Exec& exec, bool 
       const index_t e = std::min(b * W + l, ne_ - 1);
       for (int i = 0; i < nd_; ++i) idx_[(std::size_t(b) * nd_ + i) * W + l] = in.idx[std::size_t(e) * nd_ + i];
     }
+
+  // Where a full batch's lanes hold consecutive node ids at a local node (consecutive elements
+  // of a numbering that interleaves them, NodeOrdering::Interleaved*), its gather and scatter
+  // are one vector access.
+  consecutive_.assign(std::size_t(nb_) * nd_, 0);
+  for (index_t b = 0; b < nb_ && W > 1; ++b) {
+    if ((b + 1) * W > ne_) continue;
+    for (int i = 0; i < nd_; ++i) {
+      const int* g = idx_.data() + (std::size_t(b) * nd_ + i) * W;
+      bool run = true;
+      for (int l = 1; l < W && run; ++l) run = g[l] == g[0] + l;
+      consecutive_[std::size_t(b) * nd_ + i] = run;
+    }
+  }
 
   // Geometry by batch: (NF, nq, W) per point, or (NF, W) once per element.
   storage_.resize(std::size_t(nb_));
@@ -391,8 +412,7 @@ BatchedOperator::BatchedOperator(const BatchedInput& in, const Exec& exec, bool 
 template <int Dim>
 void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* work) const {
   Work& wk = *static_cast<Work*>(work);
-  const int n = n1_, m = m1_, nd = nd_, nq = nq_;
-  const int* ib = idx_.data() + std::size_t(b) * nd * W;
+  const int n = n1_, m = m1_, nq = nq_;
   const FactorStorage st = storage_[std::size_t(b)];
   const double* geo = geo_.data() + offset_[std::size_t(b)];
   vdouble* u = wk.u.data();
@@ -401,12 +421,7 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
   for (int c = 0; c < comps_; ++c) {
     const double* xc = x + std::size_t(c) * nn_;
     double* yc = y + std::size_t(c) * nn_;
-    for (int i = 0; i < nd; ++i) {
-      const int* g = ib + i * W;
-      vdouble t;
-      for (int l = 0; l < W; ++l) t[l] = xc[g[l]];
-      u[i] = t;
-    }
+    gather(b, xc, reinterpret_cast<double*>(u));
     if (!nodal_) tensor_apply<Dim>(fixed_, Mat{Bf_.data(), m, n, sign_[0], eo_[0].data()}, u, v, wk.t0.data(), wk.t1.data());
     vdouble* r = v;  // the point values to integrate against the test functions' values
     if (!diffusion_) {
@@ -495,20 +510,39 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
   }
 }
 
+void BatchedOperator::gather(index_t b, const double* xc, double* u) const {
+  const int* ib = idx_.data() + std::size_t(b) * nd_ * W;
+  const std::uint8_t* run = consecutive_.data() + std::size_t(b) * nd_;
+  for (int i = 0; i < nd_; ++i) {
+    const int* g = ib + i * W;
+    vdouble t;
+    if (run[i]) {
+      t = simd::load(xc + g[0]);
+    } else {
+      for (int l = 0; l < W; ++l) t[l] = xc[g[l]];
+    }
+    simd::store(u + std::size_t(i) * W, t);
+  }
+}
+
 void BatchedOperator::scatter(index_t b, const double* out, double* yc) const {
   const int* ib = idx_.data() + std::size_t(b) * nd_ * W;
+  const std::uint8_t* run = consecutive_.data() + std::size_t(b) * nd_;
   const int live = int(std::min<index_t>(W, ne_ - b * W));
   for (int i = 0; i < nd_; ++i) {
     const int* g = ib + i * W;
     const double* t = out + std::size_t(i) * W;
-    for (int l = 0; l < live; ++l) yc[g[l]] += t[l];
+    if (run[i]) {
+      simd::store(yc + g[0], simd::load(yc + g[0]) + simd::load(t));
+    } else {
+      for (int l = 0; l < live; ++l) yc[g[l]] += t[l];
+    }
   }
 }
 
 void BatchedOperator::run_simplex_batch(index_t b, const double* x, double* y, void* work) const {
   Work& wk = *static_cast<Work*>(work);
   const int nd = nd_, nq = nq_;
-  const int* ib = idx_.data() + std::size_t(b) * nd * W;
   const FactorStorage st = storage_[std::size_t(b)];
   const double* geo = geo_.data() + offset_[std::size_t(b)];
   vdouble* u = wk.u.data();
@@ -516,12 +550,7 @@ void BatchedOperator::run_simplex_batch(index_t b, const double* x, double* y, v
   vdouble* g[3] = {wk.g0.data(), wk.g1.data(), wk.g2.data()};
   for (int c = 0; c < comps_; ++c) {
     const double* xc = x + std::size_t(c) * nn_;
-    for (int i = 0; i < nd; ++i) {
-      const int* gi = ib + i * W;
-      vdouble t;
-      for (int l = 0; l < W; ++l) t[l] = xc[gi[l]];
-      u[i] = t;
-    }
+    gather(b, xc, reinterpret_cast<double*>(u));
     if (!diffusion_) {
       contract_any<false>(fixed_, Mat{Bs_.data(), nq, nd, 0, nullptr}, u, g[0], 1, 1);
       if (st == FactorStorage::Points) {

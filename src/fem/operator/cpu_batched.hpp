@@ -70,6 +70,8 @@ class BatchedOperator {
   index_t batches() const { return nb_; }
   index_t interior_batches() const;
   int colours() const { return static_cast<int>(colour_.size()); }
+  /// Share of the (batch, local node) accesses that are one vector load or store (consecutive ids).
+  double vector_access_share() const;
 
  private:
   bool tensor_;
@@ -84,6 +86,7 @@ class BatchedOperator {
   std::vector<double> geo_;                    // per batch, at offset_[b]
   std::vector<std::size_t> offset_;
   std::vector<FactorStorage> storage_;
+  std::vector<std::uint8_t> consecutive_;      // (nb, nd): the lanes' nodes are consecutive ids (one vector access)
   std::vector<std::vector<index_t>> interior_;  // per thread
   std::vector<std::vector<index_t>> colour_;    // batches of each colour
   index_t compressed_ = 0;
@@ -91,6 +94,7 @@ class BatchedOperator {
   template <int Dim>
   void run_batch(index_t b, const double* x, double* y, void* work) const;
   void run_simplex_batch(index_t b, const double* x, double* y, void* work) const;
+  void gather(index_t b, const double* xc, double* u) const;
   void scatter(index_t b, const double* out, double* y) const;
 };
 
