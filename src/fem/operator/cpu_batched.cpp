@@ -243,6 +243,8 @@ struct Work {
 
 int BatchedOperator::lanes() { return W; }
 
+
+
 double BatchedOperator::vector_access_share() const {
   if (consecutive_.empty()) return 0.0;
   std::size_t n = 0;
@@ -370,13 +372,16 @@ BatchedOperator::BatchedOperator(const BatchedInput& in, const Exec& exec, bool 
 #else
   (void)exec;
 #endif
-  interior_.assign(std::size_t(threads_), {});
+  // one range per thread (more ranges, taken in any order, measured slower even on a machine
+  // with one core busy: log/cpu-history.md)
+  const int ranges = threads_;
+  interior_.assign(std::size_t(ranges), {});
   if (threads_ == 1) {
     interior_[0].resize(std::size_t(nb_));
     for (index_t b = 0; b < nb_; ++b) interior_[0][std::size_t(b)] = b;
     return;
   }
-  const auto range_of = [&](index_t b) { return int(b * threads_ / nb_); };
+  const auto range_of = [&](index_t b) { return int(b * ranges / nb_); };
   std::vector<int> owner(std::size_t(nn_), -1);  // range touching the node; -2: several
   for (index_t b = 0; b < nb_; ++b) {
     const int r = range_of(b);
@@ -617,13 +622,14 @@ void BatchedOperator::apply_add(const double* x, double* y) const {
 #pragma omp parallel num_threads(threads_)
   {
     Work w(wsize);
-    const int t = omp_get_thread_num();
-    if (t < threads_)
-      for (index_t b : interior_[std::size_t(t)]) run(b, w);
+    const int nr = int(interior_.size());
+#pragma omp for schedule(dynamic, 1) nowait
+    for (int r = 0; r < nr; ++r)
+      for (index_t b : interior_[std::size_t(r)]) run(b, w);
     for (const auto& batches : colour_) {
 #pragma omp barrier
       const index_t nbc = index_t(batches.size());
-#pragma omp for schedule(static) nowait
+#pragma omp for schedule(dynamic, 16) nowait
       for (index_t k = 0; k < nbc; ++k) run(batches[std::size_t(k)], w);
     }
   }
