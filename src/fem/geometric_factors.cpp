@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 
+#include "tessera/core/atomic.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/forall.hpp"
 #include "tessera/core/reduce.hpp"
@@ -102,6 +103,8 @@ struct PointKernel {
   View<double, 2> detJ, wdetJ;
   View<double, 3> D;
   bool want_J = false, want_det = false, want_inv = false, want_D = false, want_wdet = false;
+  double* bad = nullptr;  // counts the points with det J <= 0 or not a number (check())
+  bool concurrent = true;
 
   TESSERA_HOST_DEVICE void operator()(int e, int q) const {
     double Jm[SDIM][DIM];
@@ -122,6 +125,7 @@ struct PointKernel {
         }
       det = sqrt(adjugate<DIM>(M, A));
     }
+    if (bad && !(det > 0)) atomic_add(bad, 1.0, concurrent);  // rare: no contention
     if (want_J)
       for (int r = 0; r < SDIM; ++r)
         for (int c = 0; c < DIM; ++c) J(e, r, c, q) = Jm[r][c];
@@ -374,6 +378,10 @@ void require_output(const Array<T, R>& a, const std::array<index_t, R>& ext, Spa
 }  // namespace
 
 void GeometricFactorKernel::compute(GeometricFactors& out, GeometricFactorFlags flags) const {
+  compute_counting(out, flags, nullptr);
+}
+
+void GeometricFactorKernel::compute_counting(GeometricFactors& out, GeometricFactorFlags flags, double* bad) const {
   using F = GeometricFactorFlags;
   const index_t ne = num_elements(), nq = nq_;
   const Space sp = exec_.space();
@@ -401,6 +409,8 @@ void GeometricFactorKernel::compute(GeometricFactors& out, GeometricFactorFlags 
     k.want_inv = winv;
     k.want_D = wD;
     k.want_wdet = wwd;
+    k.bad = bad;
+    k.concurrent = exec_.backend != Backend::Serial;
     gfd::launch_points<DIM, SDIM, NV>(exec_, k, ne, nq_);
   });
 }
@@ -461,8 +471,12 @@ GeometricFactors geometric_factors(const Mesh& mesh, Geometry g, const Quadratur
                                    GeometricFactorFlags flags) {
   const GeometricFactorKernel kernel(mesh, g, rule, exec);
   GeometricFactors out = kernel.allocate(flags);
-  kernel.compute(out, flags);
-  kernel.check();
+  // The points with det J <= 0 are counted by the factors' kernel itself; check() (a second
+  // pass over every point) runs only to name the element when there is one.
+  Array<double, 1> bad("geometric_factors_bad", {1}, exec.space());
+  bad.fill(0.0);
+  kernel.compute_counting(out, flags, bad.data());
+  if (bad.to_host()(0) > 0) kernel.check();
   return out;
 }
 

@@ -118,6 +118,9 @@ class GeometricFactorKernel {
   /// Computes the flagged arrays into `out` (from allocate() with at least these flags) with
   /// one forall over (element, point). No checks of the values: see check().
   void compute(GeometricFactors& out, GeometricFactorFlags flags = GeometricFactorFlags::All) const;
+  /// compute, adding 1 to *bad (exec's memory; may be nullptr) for every point where det J <= 0
+  /// or is not a number: geometric_factors() checks with it instead of a second pass.
+  void compute_counting(GeometricFactors& out, GeometricFactorFlags flags, double* bad) const;
 
   /// Smallest det J over every element and point (a reduction on exec's backend; recomputes
   /// det J from the inputs, so it needs no output array). +infinity without elements.
