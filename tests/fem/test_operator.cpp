@@ -1,4 +1,7 @@
 // Matrix-free mass and diffusion operators, their diagonals, CG with Dirichlet elimination.
+// The operators here run the team kernels (the GPU's) on every backend
+// (OperatorKernelChoice::cpu_batched = false), so that the CPU backends keep testing them
+// without a GPU; the CPU's element-batched kernel is tested in test_cpu_batched.cpp.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -231,10 +234,12 @@ void expect_cases_match_assembled(const Mesh& mesh, const std::vector<OperatorCa
                      (k.type == QuadratureType::GaussLobatto ? " Gauss-Lobatto" : ""));
         const H1Space space(mesh, k.p, k.comps);
         OperatorOptions opt;
+        opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
         opt.degree = k.degree;
         opt.geometry = gs;
         opt.quadrature = k.type;
         opt.kernels = kernels;
+        opt.kernels.cpu_batched = false;
         expect_matches_assembled(space, kind, exec, opt, /*matrix=*/false);
       }
 }
@@ -278,6 +283,7 @@ TEST_P(OperatorTest, EqualsAssembledMatricesAndDiagonals) {
               const Mesh mesh = distorted_mesh(spec);
               const H1Space space(mesh, p, comps);
               OperatorOptions opt;
+              opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
               opt.degree = p == 2 ? 2 * p : 2 * p + 3;  // the minimum and the default
               opt.fused = fused;
               opt.geometry = gs;
@@ -318,6 +324,7 @@ TEST_P(OperatorTest, SumFactorizedDiagonalEqualsTheNaiveOne) {
               for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
                 const bool mass = kind == OperatorKind::Mass;
                 OperatorOptions opt;
+                opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
                 opt.quadrature = type;
                 opt.geometry = gs;
                 // Gauss-Lobatto mass needs degree 2p (the default 2p - 1 is refused)
@@ -345,6 +352,7 @@ TEST_P(OperatorTest, GaussLobattoCollocatedDiffusionEqualsAssembled) {
           const Mesh mesh = distorted_mesh(spec);
           const H1Space space(mesh, p, comps);
           OperatorOptions opt;
+          opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
           opt.quadrature = QuadratureType::GaussLobatto;
           opt.geometry = gs;
           expect_matches_assembled(space, OperatorKind::Diffusion, exec(), opt);
@@ -365,6 +373,7 @@ TEST_P(OperatorTest, ElementLevelApplyScattersToTheGlobalApply) {
           const Mesh mesh = distorted_mesh(spec);
           const H1Space space(mesh, 3, comps);
           OperatorOptions opt;
+          opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
           opt.geometry = gs;
           if (gll) opt.quadrature = QuadratureType::GaussLobatto;
           expect_element_apply_matches_global(space, kind, exec(), opt);
@@ -380,6 +389,7 @@ TEST_P(OperatorTest, ElementLevelApplyScattersToTheGlobalApply) {
             const Mesh mesh = distorted_mesh(spec);
             const H1Space space(mesh, 3, comps);
             OperatorOptions opt;
+            opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
             opt.geometry = gs;
             opt.elements_per_item = k;
             expect_element_apply_matches_global(space, kind, exec(), opt);
@@ -388,6 +398,7 @@ TEST_P(OperatorTest, ElementLevelApplyScattersToTheGlobalApply) {
   const Mesh tets = generate_mesh("box:tet:2x2x1");
   const H1Space space(tets, 2, 1);
   OperatorOptions composed;
+  composed.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
   composed.fused = false;
   const H1Operator A(space, OperatorKind::Mass, exec(), composed);
   Array<double, 3> xe("xe", {12, 1, 10}, exec().space());
@@ -415,6 +426,7 @@ TEST_P(OperatorTest, FusedSimplexKernelEqualsComposedAndAssembled) {
           const Mesh mesh = distorted_mesh(t.spec);
           const H1Space space(mesh, t.p, comps);
           OperatorOptions opt;
+          opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
           opt.geometry = gs;
           expect_matches_assembled(space, kind, exec(), opt);
           std::vector<H1Operator> ops;
@@ -447,6 +459,7 @@ TEST_P(OperatorTest, SymmetricAndCollapsedSimplexRulesApplyAlike) {
           const Mesh mesh = generate_mesh(spec);
           const H1Space space(mesh, p, 1);
           OperatorOptions opt;
+          opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
           opt.geometry = gs;
           const H1Operator A(space, kind, exec(), opt);
           opt.quadrature = QuadratureType::GaussCollapsed;
@@ -480,6 +493,7 @@ TEST_P(OperatorTest, ThreadPerElementHexahedraOverManyBlocksEqualAssembled) {
                        " c=" + std::to_string(comps) + " " + name(gs));
           const H1Space space(mesh, p, comps);
           OperatorOptions opt;
+          opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
           opt.geometry = gs;
           if (gll) opt.quadrature = QuadratureType::GaussLobatto;
           for (bool element : {false, true}) {
@@ -519,6 +533,7 @@ TEST_P(OperatorTest, GaussLobattoDiffusionAtOrdersThreeAndFourOverManyBlocksEqua
         const Mesh mesh = distorted_mesh(p == 3 ? "box:hex:7x6x5:perturb=0.2" : "box:hex:4x3x3:perturb=0.2");
         const H1Space space(mesh, p, comps);
         OperatorOptions opt;
+        opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
         opt.geometry = gs;
         opt.quadrature = QuadratureType::GaussLobatto;
         opt.elements_per_item = k;
@@ -547,6 +562,7 @@ TEST_P(OperatorTest, InterleavedNumberingEqualsAssembled) {
                      name(gs));
         const H1Space space(mesh, p, 1, NodeOrdering::Interleaved);
         OperatorOptions opt;
+        opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
         opt.geometry = gs;
         if (gll) opt.quadrature = QuadratureType::GaussLobatto;
         expect_matches_assembled(space, kind, exec(), opt);
@@ -576,6 +592,7 @@ TEST_P(OperatorTest, SharedFirstNumberingStoresTheNodesOfOneElement) {
             const H1Space space(mesh, p, comps, NodeOrdering::SharedFirst);
             ASSERT_LT(space.exclusive_from(), space.num_nodes());
             OperatorOptions opt;
+            opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
             opt.geometry = gs;
             if (gll) opt.quadrature = QuadratureType::GaussLobatto;
             expect_matches_assembled(space, kind, exec(), opt, /*matrix=*/false);
@@ -679,6 +696,7 @@ TEST_P(OperatorTest, HexahedronKernelsWithSizesFixedAtCompileTimeEqualAssembled)
                      " c=" + std::to_string(comps) + " " + name(gs));
         const H1Space space(k.p >= 7 ? small : mesh, k.p, comps);
         OperatorOptions opt;
+        opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
         opt.geometry = gs;
         opt.quadrature = k.type;
         opt.elements_per_item = comps == 1 ? (k.p >= 7 ? 2 : 3) : 1;
@@ -721,6 +739,7 @@ TEST_P(OperatorTest, HexahedronMassByLinesAndByMatrixProductsEqualAssembled) {
                      std::to_string(k.degree) + " c=" + std::to_string(k.comps) + " " + name(gs));
         const H1Space space(mesh, k.p, k.comps);
         OperatorOptions opt;
+        opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
         opt.kernels.matmul = matmul;
         opt.degree = k.degree;
         opt.geometry = gs;
@@ -791,6 +810,7 @@ TEST_P(OperatorTest, HighestOrdersIntegrateExactlyAndMatchTheSerialBackend) {
       for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
         SCOPED_TRACE(std::string(name(kind)) + " p=" + std::to_string(p) + " " + name(gs));
         OperatorOptions opt;
+        opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
         opt.geometry = gs;
         const H1Operator A(space, kind, exec(), opt);
         const auto apply = [&](const H1Operator& op, const Exec& ex, const std::vector<double>& xh) {
@@ -859,6 +879,7 @@ TEST_P(OperatorTest, TuningCacheChoosesElementsPerItemAndBlock) {
     EXPECT_EQ(A1.elements_per_block(false, &src), 2);
     EXPECT_EQ(src, "tuning cache");
     OperatorOptions opt;
+    opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
     opt.elements_per_item = 1;
     const H1Operator A2(space, kind, exec(), opt);
     EXPECT_EQ(A2.elements_per_item(false, &src), 1);
@@ -893,6 +914,7 @@ TEST_P(OperatorTest, GaussLobattoDiffusionElementsPerItemFollowTheRulesAtOrdersT
         SCOPED_TRACE(testing::Message() << "p = " << p << ", components " << comps << ", " << name(gs));
         const H1Space space(mesh, p, comps);
         OperatorOptions opt;
+        opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
         opt.quadrature = QuadratureType::GaussLobatto;
         opt.geometry = gs;
         const H1Operator A(space, OperatorKind::Diffusion, exec(), opt);
@@ -919,6 +941,7 @@ TEST_P(OperatorTest, RejectsGaussLobattoCollocatedMass) {
   const Mesh mesh = generate_mesh("box:hex:2x2x1");
   const H1Space space(mesh, 3, 1);
   OperatorOptions opt;
+  opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
   opt.quadrature = QuadratureType::GaussLobatto;
   EXPECT_ERROR_MENTIONS(H1Operator(space, OperatorKind::Mass, exec(), opt), "degree 5", "2p = 6",
                         "exact for diffusion only");
