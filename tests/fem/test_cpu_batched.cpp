@@ -16,7 +16,11 @@
 #include "tessera/core/array.hpp"
 #include "tessera/fem/h1_space.hpp"
 #include "tessera/fem/mesh.hpp"
+#include "tessera/fem/geometric_factors.hpp"
 #include "tessera/fem/operator.hpp"
+#include "tessera/fem/quadrature.hpp"
+#include "tessera/fem/restriction.hpp"
+#include "operator/cpu_batched.hpp"  // internal (src/fem): the colour limit
 
 using namespace tessera;
 using namespace tessera::fem;
@@ -257,4 +261,35 @@ TEST(CpuBatched, OpenMPSplitsSharedBatchesIntoColoursAndEqualsSerial) {
     const auto x = test::random_vector(std::size_t(space.num_dofs()), 11u);
     EXPECT_LE(rel_diff(apply_to(omp, x), apply_to(ser, x)), 1e-14) << p;
   }
+  // tetrahedra around vertices of high valence (a refined ball), vector field
+  const Mesh ball = generate_mesh("ball:tet:1:order=1:refine=1");
+  H1Space space(ball, 2, 3);
+  const auto x = test::random_vector(std::size_t(space.num_dofs()), 13u);
+  for (OperatorKind k : {OperatorKind::Mass, OperatorKind::Diffusion}) {
+    const H1Operator omp(space, k, Exec::openmp()), ser(space, k, Exec::serial());
+    EXPECT_GT(omp.cpu_kernel().shared_batches, 0);
+    EXPECT_LE(rel_diff(apply_to(omp, x), apply_to(ser, x)), 1e-14) << name(k);
+  }
+}
+
+// The shared batches past the colour limit run last on one thread: with one colour allowed,
+// most shared batches take that path, and the result still equals the serial one.
+TEST(CpuBatched, BatchesPastTheColourLimitRunLastAndEqualSerial) {
+  if (openmp_threads() < 2) GTEST_SKIP() << "one OpenMP thread: nothing is shared between threads";
+  const Mesh mesh = test::distorted_mesh("box:hex:6x5x7");
+  H1Space space(mesh, 2);
+  const QuadratureRule rule = quadrature(Geometry::Hexahedron, 7);
+  const ElementRestriction R(space, Geometry::Hexahedron, Exec::serial());
+  const GeometricFactors gf = geometric_factors(mesh, Geometry::Hexahedron, rule, Exec::serial(), GeometricFactorFlags::D);
+  const auto limited = cpu_detail::make_batched(mesh, R, Geometry::Hexahedron, 2, rule, true, gf, Exec::openmp(), true,
+                                                true, 1);
+  const auto serial = cpu_detail::make_batched(mesh, R, Geometry::Hexahedron, 2, rule, true, gf, Exec::serial(), true, true);
+  ASSERT_TRUE(limited && serial);
+  EXPECT_EQ(limited->colours(), 1);
+  EXPECT_GT(limited->last_batches(), 0);
+  const auto x = test::random_vector(std::size_t(space.num_dofs()), 37u);
+  std::vector<double> a(x.size(), 0.0), b(x.size(), 0.0);
+  limited->apply_add(x.data(), a.data());
+  serial->apply_add(x.data(), b.data());
+  EXPECT_LE(rel_diff(a, b), 1e-14);
 }

@@ -400,14 +400,17 @@ BatchedOperator::BatchedOperator(const BatchedInput& in, const Exec& exec, bool 
     else rest.push_back(b);
   }
   // Greedy colouring of the rest: the lowest colour that none of the batch's nodes has yet.
+  const int max_colours = std::clamp(in.max_colours, 1, 64);
   std::vector<std::uint64_t> used(std::size_t(nn_), 0);
   for (index_t b : rest) {
     std::uint64_t taken = 0;
     for (std::size_t k = std::size_t(b) * nd_ * W; k < std::size_t(b + 1) * nd_ * W; ++k) taken |= used[std::size_t(idx_[k])];
     int c = 0;
-    while (c < 64 && ((taken >> c) & 1)) ++c;
-    TESSERA_REQUIRE(c < 64, "fem::cpu_detail::BatchedOperator: more than 64 colours needed for the batches shared "
-                            "between threads (a node shared by more than 64 batches?)");
+    while (c < max_colours && ((taken >> c) & 1)) ++c;
+    if (c == max_colours) {  // every colour taken around this batch (nodes of very high valence): one thread runs it last
+      last_.push_back(b);
+      continue;
+    }
     for (std::size_t k = std::size_t(b) * nd_ * W; k < std::size_t(b + 1) * nd_ * W; ++k) used[std::size_t(idx_[k])] |= 1ull << c;
     if (std::size_t(c) >= colour_.size()) colour_.resize(std::size_t(c) + 1);
     colour_[std::size_t(c)].push_back(b);
@@ -631,6 +634,11 @@ void BatchedOperator::apply_add(const double* x, double* y) const {
       const index_t nbc = index_t(batches.size());
 #pragma omp for schedule(dynamic, 16) nowait
       for (index_t k = 0; k < nbc; ++k) run(batches[std::size_t(k)], w);
+    }
+    if (!last_.empty()) {
+#pragma omp barrier
+#pragma omp single nowait
+      for (index_t b : last_) run(b, w);
     }
   }
 #endif

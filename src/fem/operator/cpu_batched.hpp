@@ -47,6 +47,8 @@ struct BatchedInput {
   /// the contractions of sizes 2..9 unrolled at compile time (OperatorKernelChoice::exact);
   /// false: the run-time loops at every size (comparisons)
   bool fixed_sizes = true;
+  /// colours of the shared batches (1..64); batches that find them all taken run last, on one thread
+  int max_colours = 64;
 };
 
 class BatchedOperator {
@@ -65,10 +67,12 @@ class BatchedOperator {
   std::size_t geometry_bytes() const { return geo_.size() * sizeof(double); }
   std::size_t index_bytes() const { return idx_.size() * sizeof(int); }
   /// Threads, batches that run without any other thread touching their nodes, and colours
-  /// (each a set of batches without shared nodes) for the rest.
+  /// (each a set of batches without shared nodes, at most 64; batches that find all 64 taken
+  /// around them run last, on one thread) for the rest.
   int threads() const { return threads_; }
   index_t batches() const { return nb_; }
   index_t interior_batches() const;
+  index_t last_batches() const { return index_t(last_.size()); }
   int colours() const { return static_cast<int>(colour_.size()); }
   /// Share of the (batch, local node) accesses that are one vector load or store (consecutive ids).
   double vector_access_share() const;
@@ -89,6 +93,7 @@ class BatchedOperator {
   std::vector<std::uint8_t> consecutive_;      // (nb, nd): the lanes' nodes are consecutive ids (one vector access)
   std::vector<std::vector<index_t>> interior_;  // per thread
   std::vector<std::vector<index_t>> colour_;    // batches of each colour
+  std::vector<index_t> last_;                   // shared batches past 64 colours: run by one thread, last
   index_t compressed_ = 0;
 
   template <int Dim>
@@ -122,6 +127,6 @@ namespace tessera::fem::cpu_detail {
 std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const ElementRestriction& r, Geometry g, int p,
                                                     const QuadratureRule& rule, bool diffusion,
                                                     const GeometricFactors& gf, const Exec& exec, bool compress,
-                                                    bool fixed_sizes);
+                                                    bool fixed_sizes, int max_colours = 64);
 
 }  // namespace tessera::fem::cpu_detail

@@ -44,7 +44,7 @@ bool affine_jacobian(const Mesh& mesh, index_t id, int dim, Mat& J) {
 std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const ElementRestriction& r, Geometry g, int p,
                                                     const QuadratureRule& rule_in, bool diffusion,
                                                     const GeometricFactors& gf, const Exec& exec, bool compress,
-                                                    bool fixed_sizes) {
+                                                    bool fixed_sizes, int max_colours) {
   if (exec.on_device() || g == Geometry::Segment) return nullptr;
   const QuadratureRule rule = rule_in.to_host();
   const int dim = fem::dim(g);
@@ -98,6 +98,7 @@ std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const Elem
   in.nodal = nodal;
   in.diffusion = diffusion;
   in.fixed_sizes = fixed_sizes;
+  in.max_colours = max_colours;
   in.qdata = qdata;
 
   // Affine elements: det J or det J J^-1 J^-T (packed), J the constant Jacobian.
