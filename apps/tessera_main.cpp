@@ -433,7 +433,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   pcmd->add_option("--coarse", pois.coarse,
                    "Multigrid coarse solver: amg (hypre BoomerAMG), cg (Jacobi CG on the assembled p = 1 matrix), "
-                   "auto (amg when the build has hypre)")
+                   "auto (amg when the build has hypre and the coarsest level has 10,000 DOFs or more, else cg)")
       ->check(CLI::IsMember({"auto", "amg", "cg"}))
       ->capture_default_str();
   pcmd->add_option("--mg-mesh-levels", pois.mg_mesh_levels,

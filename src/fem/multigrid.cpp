@@ -164,8 +164,7 @@ Multigrid::Multigrid(const H1Operator& fine, const H1Space& fine_space, const st
   for (std::size_t i = 1; i < orders.size(); ++i)
     TESSERA_REQUIRE(orders[i] >= 1 && orders[i] < orders[i - 1], "fem::Multigrid: the orders must decrease to >= 1 (",
                     orders[i - 1], " then ", orders[i], ")");
-  m.coarse = options.coarse;
-  if (m.coarse == CoarseSolver::Auto) m.coarse = linalg::amg_available() ? CoarseSolver::Amg : CoarseSolver::Cg;
+  m.coarse = options.coarse;  // Auto is resolved once the coarsest level's size is known
   TESSERA_REQUIRE(m.coarse != CoarseSolver::Amg || linalg::amg_available(),
                   "fem::Multigrid: the AMG coarse solver needs hypre, and this build of tessera has none (install "
                   "libhypre-dev and configure with -DTESSERA_HYPRE=ON, or use the CG coarse solver)");
@@ -243,6 +242,9 @@ Multigrid::Multigrid(const H1Operator& fine, const H1Space& fine_space, const st
   }
   fence("fem/mg coarse matrix");
   m.timings.coarse_matrix_s = md::seconds_since(t0);
+  if (m.coarse == CoarseSolver::Auto)
+    m.coarse = linalg::amg_available() && m.levels.back().space->num_dofs() >= kAmgMinCoarseDofs ? CoarseSolver::Amg
+                                                                                                : CoarseSolver::Cg;
   if (m.coarse == CoarseSolver::Amg) {
     t0 = std::chrono::steady_clock::now();
     m.amg = std::make_unique<linalg::AmgPreconditioner>(m.A0);

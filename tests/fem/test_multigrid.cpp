@@ -214,3 +214,21 @@ TEST_P(MultigridTest, MeshLevelsFromTheRefinementHierarchy) {
   o.coarse_meshes = {&m0};
   EXPECT_ERROR_MENTIONS(Multigrid(A, space, exterior(space), exterior, o), "must end at 1");
 }
+
+// CoarseSolver::Auto: CG below kAmgMinCoarseDofs coarse DOFs (hypre's set-up would cost more),
+// AMG from there where the build has hypre.
+TEST(MultigridCoarseChoice, AutoTakesCgOnSmallCoarseLevelsAndAmgOnLargeOnes) {
+  const Exec exec = Exec::serial();
+  const Mesh small = generate_mesh("box:hex:4x4x4");
+  const H1Space s2(small, 2);
+  const H1Operator A(s2, OperatorKind::Diffusion, exec);
+  const Multigrid mg(A, s2, exterior(s2), exterior, MultigridOptions{});
+  EXPECT_EQ(mg.coarse_solver(), CoarseSolver::Cg);  // 125 coarse DOFs
+  if (!linalg::amg_available()) GTEST_SKIP() << "no hypre in this build: Auto is always CG";
+  const Mesh large = generate_mesh("box:hex:22x22x22");  // 23^3 = 12,167 DOFs at p = 1
+  const H1Space l2(large, 2);
+  const H1Operator B(l2, OperatorKind::Diffusion, exec);
+  const Multigrid mg2(B, l2, exterior(l2), exterior, MultigridOptions{});
+  ASSERT_GE(mg2.levels().back().dofs, kAmgMinCoarseDofs);
+  EXPECT_EQ(mg2.coarse_solver(), CoarseSolver::Amg);
+}
