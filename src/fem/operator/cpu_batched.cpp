@@ -153,16 +153,19 @@ constexpr ContractFn fixed_entry() {
 }
 constexpr int kSizes = kFixedMax + 1;
 using FixedTable = std::array<std::array<std::array<ContractFn, 3>, kSizes>, kSizes>;
-template <bool Add, int... K>
-constexpr FixedTable fixed_table(std::integer_sequence<int, K...>) {
-  FixedTable t{};
-  ((t[std::size_t(K / (3 * kSizes))][std::size_t(K / 3 % kSizes)][std::size_t(K % 3)] =
-        fixed_entry<Add, K / (3 * kSizes), K / 3 % kSizes, K % 3>()),
+template <bool Add, int R, int... C>
+constexpr void fixed_row(FixedTable& t, std::integer_sequence<int, C...>) {
+  ((t[std::size_t(R)][std::size_t(C)] = {fixed_entry<Add, R, C, 0>(), fixed_entry<Add, R, C, 1>(), fixed_entry<Add, R, C, 2>()}),
    ...);
+}
+template <bool Add, int... R>
+constexpr FixedTable fixed_table(std::integer_sequence<int, R...>) {  // row by row: short folds (Clang's limit)
+  FixedTable t{};
+  (fixed_row<Add, R>(t, std::make_integer_sequence<int, kSizes>{}), ...);
   return t;
 }
 template <bool Add>
-constexpr FixedTable kFixed = fixed_table<Add>(std::make_integer_sequence<int, kSizes * kSizes * 3>{});
+constexpr FixedTable kFixed = fixed_table<Add>(std::make_integer_sequence<int, kSizes>{});
 
 /// The compile-time contraction for M's sizes (by even and odd parts where M has them),
 /// else the run-time loops (contract).
