@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <utility>
 #include <cmath>
+#include <utility>
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/profiling.hpp"
@@ -245,8 +245,6 @@ struct Work {
 }  // namespace
 
 int BatchedOperator::lanes() { return W; }
-
-
 
 double BatchedOperator::vector_access_share() const {
   if (consecutive_.empty()) return 0.0;
