@@ -187,6 +187,7 @@ struct Solved {
   int iterations = 0;
   bool converged = false;
   double rel_residual = 0, setup_s = 0, solve_s = 0, l2 = 0, h1 = 0, apply_ms = 0;
+  nlohmann::json cpu;  // the CPU's batched operator kernel (H1Operator::cpu_kernel), null elsewhere
   nlohmann::json mg;  // multigrid: levels, set-up split, V-cycle and coarse times
 };
 
@@ -345,6 +346,11 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const std::vector<cons
     for (int k = 0; k < reps; ++k) K.apply(x.cview(), y.view());
     fence("poisson/apply");
     r.apply_ms = 1e3 * std::chrono::duration<double>(Clock::now() - ta).count() / reps;
+    const auto ck = K.cpu_kernel();
+    if (ck.batched_elements > 0)
+      r.cpu = {{"lanes", ck.lanes}, {"batched_elements", ck.batched_elements},
+               {"compressed_elements", ck.compressed_elements}, {"geometry_bytes", ck.geometry_bytes},
+               {"threads", ck.threads}};
   }
   r.phases.restart();
   {  // L2 and H1 errors (with f = 1: the norms of the solution), by kernels
@@ -488,6 +494,7 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
       j["h1_error"] = s.h1;
     }
     if (!s.mg.is_null()) j["multigrid"] = s.mg;
+    if (!s.cpu.is_null()) j["cpu_kernel"] = s.cpu;
     nlohmann::json ph = nlohmann::json::object();
     for (const auto& [n, t] : s.phases.list) ph[n] = t;
     j["phases_s"] = ph;
@@ -502,7 +509,13 @@ int run_poisson(const PoissonOptions& opt, std::ostream& out) {
       out << "refine " << opt.refine + l << ": " << s.elements << " elements, " << s.dofs << " DOFs; CG "
           << s.iterations << " iterations" << (s.converged ? "" : " (NOT converged)") << ", relative residual "
           << s.rel_residual << "; setup " << s.setup_s << " s, solve " << s.solve_s << " s, apply " << s.apply_ms
-          << " ms (" << s.dofs / (s.apply_ms * 1e6) << " GDOF/s); ";
+          << " ms (" << s.dofs / (s.apply_ms * 1e6) << " GDOF/s";
+      if (!s.cpu.is_null())
+        out << "; " << s.cpu["lanes"].get<int>() << " elements per SIMD vector, "
+            << std::lround(100.0 * double(s.cpu["compressed_elements"].get<index_t>()) /
+                           double(std::max<index_t>(1, s.cpu["batched_elements"].get<index_t>())))
+            << "% with one geometric factor per element";
+      out << "); ";
       if (opt.rhs == "one") out << "solution L2 norm " << s.l2 << ", H1 seminorm " << s.h1;
       else out << "L2 error " << s.l2 << ", H1 error " << s.h1;
       if (l > 0 && opt.rhs != "one")
