@@ -414,6 +414,10 @@ Array<double, 1> H1Operator::diagonal(bool sum_factorized) const {
   const bool mass = kind_ == OperatorKind::Mass;
   const auto flag = mass ? GeometricFactorFlags::WDetJ : GeometricFactorFlags::D;
   for (const Part& part : parts_) {
+    if (part.batched && sum_factorized) {  // from the batched kernel's own factors
+      part.batched->diagonal_add(d.data());
+      continue;
+    }
     const auto& r = part.interp.restriction();
     Array<double, 3> de("operator_diagonal_e", {r.num_elements(), r.components(), r.nodes_per_element()},
                         exec_.space());

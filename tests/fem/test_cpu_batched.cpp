@@ -85,6 +85,9 @@ void expect_batched_equals_team(const Mesh& mesh, int pmax, Exec exec, bool expe
         EXPECT_EQ(team.cpu_kernel().batched_elements, 0);
         if (expect_compressed) EXPECT_EQ(info.compressed_elements, info.batched_elements);
         else EXPECT_EQ(info.compressed_elements, 0);
+        // the diagonal from the batched kernel's own factors against the team operator's
+        EXPECT_LE(rel_diff(batched.diagonal().to_vector(), team.diagonal().to_vector()), 1e-14)
+            << "diagonal, " << name(c.kind) << " p = " << p << " comps " << comps;
         const double d = rel_diff(apply_to(batched, x), apply_to(team, x));
         EXPECT_LE(d, 1e-14) << name(c.kind) << " p = " << p << " q = p + " << (c.extra + (c.rule == QuadratureType::Gauss))
                             << (c.rule == QuadratureType::GaussLobatto ? " GLL" : " Gauss") << " comps " << comps
@@ -199,6 +202,8 @@ TEST(CpuBatched, AffineElementsAreCompressedAndEqualThePerPointFactors) {
     EXPECT_EQ(compressed.cpu_kernel().compressed_elements, sheared.num_elements());
     EXPECT_LT(compressed.cpu_kernel().geometry_bytes * 10, full.cpu_kernel().geometry_bytes);
     EXPECT_LE(rel_diff(apply_to(compressed, x), apply_to(full, x)), 1e-14) << name(c.kind);
+    EXPECT_LE(rel_diff(compressed.diagonal().to_vector(), operator_detail::naive_diagonal(full).to_vector()), 1e-14)
+        << "diagonal, " << name(c.kind);
   }
 }
 

@@ -596,30 +596,28 @@ void BatchedOperator::run_simplex_batch(index_t b, const double* x, double* y, v
   }
 }
 
-void BatchedOperator::apply_add(const double* x, double* y) const {
-  if (nb_ == 0) return;
-  const bool timed = profiling::enabled();
-  const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  struct Record {  // the kernel timers' entry ("fem/operator_cpu_batched"), also on early return
-    bool on;
-    std::chrono::steady_clock::time_point t0;
-    Backend backend;
-    ~Record() {
-      if (on)
-        profiling::detail::record_host("fem/operator_cpu_batched", backend,
-                               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-  } record{timed, t0, threads_ > 1 ? Backend::OpenMP : Backend::Serial};
+namespace {
+/// Records one entry of the kernel timers at scope exit when they are on.
+struct Timed {
+  const char* label;
+  Backend backend;
+  bool on = profiling::enabled();
+  std::chrono::steady_clock::time_point t0 = on ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  ~Timed() {
+    if (on)
+      profiling::detail::record_host(label, backend,
+                                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+};
+}  // namespace
+
+template <class F>
+void BatchedOperator::each_batch(const F& run) const {
   const int e1 = std::max(n1_, m1_);
   const std::size_t wsize = !tensor_ ? std::size_t(std::max(nd_, nq_)) : std::size_t(dim_ == 2 ? e1 * e1 : e1 * e1 * e1);
-  const auto run = [&](index_t b, Work& w) {
-    if (!tensor_) run_simplex_batch(b, x, y, &w);
-    else if (dim_ == 2) run_batch<2>(b, x, y, &w);
-    else run_batch<3>(b, x, y, &w);
-  };
   if (threads_ == 1) {
     Work w(wsize);
-    for (index_t b : interior_[0]) run(b, w);
+    for (index_t b : interior_[0]) run(b, &w);
     return;
   }
 #if defined(_OPENMP)
@@ -629,20 +627,112 @@ void BatchedOperator::apply_add(const double* x, double* y) const {
     const int nr = int(interior_.size());
 #pragma omp for schedule(dynamic, 1) nowait
     for (int r = 0; r < nr; ++r)
-      for (index_t b : interior_[std::size_t(r)]) run(b, w);
+      for (index_t b : interior_[std::size_t(r)]) run(b, &w);
     for (const auto& batches : colour_) {
 #pragma omp barrier
       const index_t nbc = index_t(batches.size());
 #pragma omp for schedule(dynamic, 16) nowait
-      for (index_t k = 0; k < nbc; ++k) run(batches[std::size_t(k)], w);
+      for (index_t k = 0; k < nbc; ++k) run(batches[std::size_t(k)], &w);
     }
     if (!last_.empty()) {
 #pragma omp barrier
 #pragma omp single nowait
-      for (index_t b : last_) run(b, w);
+      for (index_t b : last_) run(b, &w);
     }
   }
 #endif
+}
+
+void BatchedOperator::apply_add(const double* x, double* y) const {
+  if (nb_ == 0) return;
+  const Timed timed{"fem/operator_cpu_batched", threads_ > 1 ? Backend::OpenMP : Backend::Serial};
+  each_batch([&](index_t b, void* w) {
+    if (!tensor_) run_simplex_batch(b, x, y, w);
+    else if (dim_ == 2) run_batch<2>(b, x, y, w);
+    else run_batch<3>(b, x, y, w);
+  });
+}
+
+void BatchedOperator::diagonal_add(double* d) const {
+  if (nb_ == 0) return;
+  const Timed timed{"fem/operator_cpu_batched_diagonal", threads_ > 1 ? Backend::OpenMP : Backend::Serial};
+  // The tables of the squared basis functions, (nodes, points) row-major, contracted from the
+  // points to the nodes: on quadrilaterals and hexahedra per direction B B, B G, G G (1-D, G the
+  // derivative on the points, G = D B), on simplices per pair (a, b) of directions G_a G_b (B B
+  // for mass).
+  std::vector<std::vector<double>> tab;
+  std::vector<std::vector<double>> eo;
+  std::vector<int> sign;
+  if (tensor_) {
+    const int n = n1_, m = m1_;
+    std::vector<double> G(std::size_t(m) * n, 0.0);  // G(q, i) = sum_r D(q, r) B(r, i)
+    for (int q = 0; q < m; ++q)
+      for (int i = 0; i < n; ++i)
+        for (int r = 0; r < m; ++r) G[std::size_t(q) * n + i] += Df_[std::size_t(q) * m + r] * Bf_[std::size_t(r) * n + i];
+    tab.assign(3, std::vector<double>(std::size_t(n) * m));
+    for (int i = 0; i < n; ++i)
+      for (int q = 0; q < m; ++q) {
+        const double B = Bf_[std::size_t(q) * n + i], g = G[std::size_t(q) * n + i];
+        tab[0][std::size_t(i) * m + q] = B * B;
+        tab[1][std::size_t(i) * m + q] = B * g;
+        tab[2][std::size_t(i) * m + q] = g * g;
+      }
+    eo.resize(3);
+    sign.resize(3);
+    for (int k = 0; k < 3; ++k) sign[std::size_t(k)] = mirror_parts(tab[std::size_t(k)], n, m, eo[std::size_t(k)]);
+  } else {
+    const int pairs = diffusion_ ? nf_ : 1;
+    tab.assign(std::size_t(pairs), std::vector<double>(std::size_t(nd_) * nq_));
+    int k = 0;
+    for (int a = 0; a < (diffusion_ ? dim_ : 1); ++a)
+      for (int bb = a; bb < (diffusion_ ? dim_ : 1); ++bb, ++k)
+        for (int i = 0; i < nd_; ++i)
+          for (int q = 0; q < nq_; ++q) {
+            const double ta = diffusion_ ? Gst_[(std::size_t(a) * nd_ + i) * nq_ + q] : Bst_[std::size_t(i) * nq_ + q];
+            const double tb = diffusion_ ? Gst_[(std::size_t(bb) * nd_ + i) * nq_ + q] : ta;
+            tab[std::size_t(k)][std::size_t(i) * nq_ + q] = ta * tb;
+          }
+  }
+  each_batch([&](index_t b, void* work) {
+    Work& wk = *static_cast<Work*>(work);
+    const FactorStorage st = storage_[std::size_t(b)];
+    const double* geo = geo_.data() + offset_[std::size_t(b)];
+    vdouble* f = wk.v.data();    // the pair's factor at the points
+    vdouble* r = wk.u.data();    // the diagonal at the nodes
+    for (int i = 0; i < nd_; ++i) r[i] = vdouble{};
+    const int pairs_dim = diffusion_ ? dim_ : 1;
+    int k = 0;
+    for (int a = 0; a < pairs_dim; ++a)
+      for (int c = a; c < pairs_dim; ++c, ++k) {
+        if (st == FactorStorage::Diagonal && a != c) continue;  // zero off the diagonal
+        const int kd = st == FactorStorage::Diagonal ? a : k;  // where the factor is
+        const double twice = a == c ? 1.0 : 2.0;
+        for (int q = 0; q < nq_; ++q)
+          f[q] = st == FactorStorage::Points ? twice * simd::load(geo + (std::size_t(kd) * nq_ + q) * W)
+                                             : (twice * w_[std::size_t(q)]) * simd::load(geo + std::size_t(kd) * W);
+        if (!tensor_) {
+          contract_any<true>(fixed_, Mat{tab[std::size_t(k)].data(), nd_, nq_, 0, nullptr}, f, r, 1, 1);
+          continue;
+        }
+        // direction d takes B B, B G or G G as a and c name it 0, 1 or 2 times
+        const auto M = [&](int dir) {
+          const int s = diffusion_ ? (a == dir) + (c == dir) : 0;  // mass: B B in every direction
+          return Mat{tab[std::size_t(s)].data(), n1_, m1_, sign[std::size_t(s)], eo[std::size_t(s)].data()};
+        };
+        const int n = n1_, m = m1_;
+        vdouble* t1 = wk.t0.data();
+        vdouble* t2 = wk.t1.data();
+        if (dim_ == 2) {
+          contract_any<false>(fixed_, M(0), f, t1, m, 1);
+          contract_any<true>(fixed_, M(1), t1, r, 1, n);
+        } else {
+          contract_any<false>(fixed_, M(0), f, t1, m * m, 1);
+          contract_any<false>(fixed_, M(1), t1, t2, m, n);
+          contract_any<true>(fixed_, M(2), t2, r, 1, n * n);
+        }
+      }
+    for (int comp = 0; comp < comps_; ++comp) scatter(b, reinterpret_cast<const double*>(r), d + std::size_t(comp) * nn_);
+  });
 }
 
 }  // namespace tessera::fem::cpu_detail

@@ -59,6 +59,9 @@ class BatchedOperator {
   BatchedOperator(const BatchedInput& in, const Exec& exec, bool compress);
   /// y += A x on global vectors (comps blocks of nn entries), host memory.
   void apply_add(const double* x, double* y) const;
+  /// d += diag(A) (comps blocks of nn entries), by sum factorization of the squared basis
+  /// functions against the stored factors (no geometric factors recomputed).
+  void diagonal_add(double* d) const;
   /// Elements per batch (simd::lanes of the translation unit that runs the kernels).
   static int lanes();
   /// Elements whose factor is stored per element (Element or Diagonal).
@@ -99,6 +102,8 @@ class BatchedOperator {
   template <int Dim>
   void run_batch(index_t b, const double* x, double* y, void* work) const;
   void run_simplex_batch(index_t b, const double* x, double* y, void* work) const;
+  template <class F>
+  void each_batch(const F& run) const;  // run(b, work) over every batch, threads as apply_add
   void gather(index_t b, const double* xc, double* u) const;
   void scatter(index_t b, const double* out, double* y) const;
 };
