@@ -27,6 +27,7 @@
 #include "tessera/core.hpp"
 #include "tessera/fem/h1_space.hpp"
 #include "tessera/fem/mesh.hpp"
+#include "tessera/fem/operator.hpp"
 #include "tessera/fem/reference_element.hpp"
 #include "tessera/io/gmsh.hpp"
 #include "tessera/io/mesh_io.hpp"
@@ -46,6 +47,10 @@ int devices(std::ostream& out) {
                                     : tessera::cuda_available() ? "yes" : "compiled in, no usable GPU")
       << "\n";
   out << "Default backend: " << tessera::to_string(tessera::Exec::best().backend) << "\n";
+  out << "CPU operator kernels: " << tessera::fem::cpu_simd_lanes() << " elements per SIMD vector (compiled for "
+      << (*tessera::fem::cpu_arch() ? std::string("-march=") + tessera::fem::cpu_arch()
+                                     : std::string("the compiler's default instruction set"))
+      << "; CMake option TESSERA_CPU_ARCH)\n";
   print_thread_settings(out);
   for (const auto& d : tessera::cuda_devices()) {
     out << "\nGPU " << d.id << ": " << d.name << " (compute capability " << d.cc_major << "." << d.cc_minor << ")\n"

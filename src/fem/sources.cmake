@@ -55,5 +55,10 @@ if(TESSERA_CPU_ARCH)
                     "default instruction set (set TESSERA_CPU_ARCH to a value it accepts, or empty)")
   endif()
 endif()
+set(_tessera_cpu_arch_name "")
+if(TESSERA_CPU_ARCH AND TESSERA_CPU_ARCH_OK)
+  set(_tessera_cpu_arch_name "${TESSERA_CPU_ARCH}")
+endif()
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/operator/cpu_batched.cpp PROPERTIES
-  COMPILE_OPTIONS "${_tessera_cpu_flags}")
+  COMPILE_OPTIONS "${_tessera_cpu_flags}"
+  COMPILE_DEFINITIONS "TESSERA_CPU_ARCH_NAME=\"${_tessera_cpu_arch_name}\"")

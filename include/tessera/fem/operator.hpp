@@ -187,6 +187,12 @@ class H1Operator {
   std::vector<Part> parts_;
 };
 
+/// Elements per SIMD vector of the CPU's batched operator kernel (8 with AVX-512, 4 with AVX, 2
+/// otherwise) and the instruction set it was compiled for (CMake's TESSERA_CPU_ARCH; "" for
+/// the compiler's default).
+int cpu_simd_lanes();
+const char* cpu_arch();
+
 /// Options and result of cg(): linalg's (see tessera/linalg/krylov.hpp).
 using CgOptions = linalg::CgOptions;
 using CgResult = linalg::CgResult;

@@ -246,6 +246,19 @@ struct Work {
 
 int BatchedOperator::lanes() { return W; }
 
+}  // namespace tessera::fem::cpu_detail
+
+namespace tessera::fem {
+int cpu_simd_lanes() { return cpu_detail::BatchedOperator::lanes(); }
+#if defined(TESSERA_CPU_ARCH_NAME)
+const char* cpu_arch() { return TESSERA_CPU_ARCH_NAME; }
+#else
+const char* cpu_arch() { return ""; }
+#endif
+}  // namespace tessera::fem
+
+namespace tessera::fem::cpu_detail {
+
 double BatchedOperator::vector_access_share() const {
   if (consecutive_.empty()) return 0.0;
   std::size_t n = 0;
