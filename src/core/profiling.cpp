@@ -46,6 +46,16 @@ void resolve(State& s) {
 }
 }  // namespace
 
+HostScope::HostScope(const char* label, Backend backend)
+    : label_(label), backend_(backend), on_(enabled()),
+      t0_(on_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
+
+HostScope::~HostScope() {
+  if (on_)
+    detail::record_host(label_, backend_,
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count());
+}
+
 void enable(bool on) { state().on = on; }
 bool enabled() { return state().on; }
 

@@ -9,6 +9,7 @@
 /// CPU launches are timed with a steady clock; CUDA launches with events around the
 /// kernel (resolved when a report is asked for, which synchronizes the device).
 
+#include <chrono>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -32,6 +33,22 @@ void reset();
 std::vector<Entry> report();
 /// Writes report() as a Markdown table.
 void print(std::ostream& os);
+
+/// Times its scope as one CPU launch of `label` on `backend` when the timers are on (for host
+/// code that runs its own loops instead of forall or launch).
+class HostScope {
+ public:
+  HostScope(const char* label, Backend backend);
+  ~HostScope();
+  HostScope(const HostScope&) = delete;
+  HostScope& operator=(const HostScope&) = delete;
+
+ private:
+  const char* label_;
+  Backend backend_;
+  bool on_;
+  std::chrono::steady_clock::time_point t0_;
+};
 
 namespace detail {
 /// Records one CPU launch.

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cmath>
 #include <utility>
 
@@ -609,21 +608,6 @@ void BatchedOperator::run_simplex_batch(index_t b, const double* x, double* y, v
   }
 }
 
-namespace {
-/// Records one entry of the kernel timers at scope exit when they are on.
-struct Timed {
-  const char* label;
-  Backend backend;
-  bool on = profiling::enabled();
-  std::chrono::steady_clock::time_point t0 = on ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  ~Timed() {
-    if (on)
-      profiling::detail::record_host(label, backend,
-                                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-};
-}  // namespace
-
 template <class F>
 void BatchedOperator::each_batch(const F& run) const {
   const int e1 = std::max(n1_, m1_);
@@ -658,7 +642,7 @@ void BatchedOperator::each_batch(const F& run) const {
 
 void BatchedOperator::apply_add(const double* x, double* y) const {
   if (nb_ == 0) return;
-  const Timed timed{"fem/operator_cpu_batched", threads_ > 1 ? Backend::OpenMP : Backend::Serial};
+  const profiling::HostScope timed("fem/operator_cpu_batched", threads_ > 1 ? Backend::OpenMP : Backend::Serial);
   each_batch([&](index_t b, void* w) {
     if (!tensor_) run_simplex_batch(b, x, y, w);
     else if (dim_ == 2) run_batch<2>(b, x, y, w);
@@ -668,7 +652,7 @@ void BatchedOperator::apply_add(const double* x, double* y) const {
 
 void BatchedOperator::diagonal_add(double* d) const {
   if (nb_ == 0) return;
-  const Timed timed{"fem/operator_cpu_batched_diagonal", threads_ > 1 ? Backend::OpenMP : Backend::Serial};
+  const profiling::HostScope timed("fem/operator_cpu_batched_diagonal", threads_ > 1 ? Backend::OpenMP : Backend::Serial);
   // The tables of the squared basis functions, (nodes, points) row-major, contracted from the
   // points to the nodes: on quadrilaterals and hexahedra per direction B B, B G, G G (1-D, G the
   // derivative on the points, G = D B), on simplices per pair (a, b) of directions G_a G_b (B B
