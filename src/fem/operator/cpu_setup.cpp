@@ -4,6 +4,7 @@
 #include <cmath>
 #include <span>
 
+#include "common.hpp"  // determinant, invert, packed_metric
 #include "cpu_batched.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/fem/basis.hpp"
@@ -116,30 +117,19 @@ std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const Elem
         const std::array<double, 3> xi{0.25, 0.25, 0.25};
         J = mesh.jacobian(ids[std::size_t(e)], std::span<const double>(xi.data(), std::size_t(dim)));
       }
-      double det, Ji[3][3] = {};
-      if (dim == 2) {
-        det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
-        Ji[0][0] = J[1][1] / det, Ji[0][1] = -J[0][1] / det, Ji[1][0] = -J[1][0] / det, Ji[1][1] = J[0][0] / det;
-      } else {
-        det = J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) - J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
-              J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
-        for (int a = 0; a < 3; ++a)
-          for (int b = 0; b < 3; ++b) {  // cofactor / det, transposed
-            const int a1 = (b + 1) % 3, a2 = (b + 2) % 3, b1 = (a + 1) % 3, b2 = (a + 2) % 3;
-            Ji[a][b] = (J[a1][b1] * J[a2][b2] - J[a1][b2] * J[a2][b1]) / det;
-          }
-      }
+      double Jm[3][3] = {}, Ji[3][3] = {};
+      for (int a = 0; a < dim; ++a)
+        for (int b = 0; b < dim; ++b) Jm[a][b] = J[std::size_t(a)][std::size_t(b)];
       double* f = factor.data() + std::size_t(e) * nf;
+      const double det = dim == 2 ? interp_detail::determinant<2>(Jm) : interp_detail::determinant<3>(Jm);
       if (!diffusion) {
         f[0] = det;
+      } else if (dim == 2) {
+        interp_detail::invert<2>(Jm, Ji);
+        interp_detail::packed_metric<2>(Ji, det, f);
       } else {
-        int k = 0;
-        for (int a = 0; a < dim; ++a)
-          for (int b = a; b < dim; ++b) {
-            double s = 0;
-            for (int c = 0; c < dim; ++c) s += Ji[a][c] * Ji[b][c];
-            f[k++] = det * s;
-          }
+        interp_detail::invert<3>(Jm, Ji);
+        interp_detail::packed_metric<3>(Ji, det, f);
       }
       affine[std::size_t(e)] = 1;
     }
