@@ -258,7 +258,8 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
     // shared memory): at 8M DOFs they would hold ~1 GB that the fused path never touches.
     QuadratureData qd = fused_part ? QuadratureData{} : interp.allocate(what);
     // CPU backends, stored geometry: the element-batched kernel, which holds its own copy of
-    // the factors (by batch, or per element where compressed); gf is recomputed where needed.
+    // the factors (by batch, or per element where compressed); gf is released (apply_element
+    // computes it again once, the diagonal comes from the batched factors).
     std::shared_ptr<const cpu_detail::BatchedOperator> batched;
     if (fused_part && !otf && !exec.on_device() && opt_.kernels.cpu_batched) {
       batched = cpu_detail::make_batched(mesh, interp.restriction(), g, p, rule, !mass, gf, exec, opt_.compress_geometry,
@@ -326,12 +327,12 @@ void H1Operator::apply_element(View<const double, 3> xe, View<double, 3> ye) con
   const Part& part = parts_[0];
   const bool otf = opt_.geometry == GeometrySource::OnTheFly;
   const bool diffusion = kind_ == OperatorKind::Diffusion;
-  // The batched kernel released the stored factors: recomputed for the element-level apply.
-  GeometricFactors recomputed;
-  if (part.batched && !otf)
-    recomputed = geometric_factors(*mesh_, part.interp.geometry(), part.rule, exec_,
-                                   diffusion ? GeometricFactorFlags::D : GeometricFactorFlags::WDetJ);
-  const GeometricFactors& gf = part.batched ? recomputed : part.gf;
+  // The batched kernel released the stored factors: computed again at the first element-level
+  // apply and kept for the next ones.
+  if (part.batched && !otf && (diffusion ? part.gf.D.size() : part.gf.wdetJ.size()) == 0)
+    part.gf = geometric_factors(*mesh_, part.interp.geometry(), part.rule, exec_,
+                                diffusion ? GeometricFactorFlags::D : GeometricFactorFlags::WDetJ);
+  const GeometricFactors& gf = part.gf;
   const double* qdata = otf ? nullptr : diffusion ? gf.D.data() : gf.wdetJ.data();
   part.interp.apply_operator_element(diffusion, qdata, xe, ye, opt_.elements_per_block);
 }

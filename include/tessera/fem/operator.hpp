@@ -166,13 +166,14 @@ class H1Operator {
   struct Part {
     Interpolator interp;
     QuadratureRule rule;
-    GeometricFactors gf;  // what apply reads: none (fused, on the fly), wdetJ or D
+    mutable GeometricFactors gf;  // what apply reads: none (fused, on the fly), wdetJ or D
     Array<double, 2> B;  // (nq, nd) basis values at the points (exec's space), for the diagonal
     Array<double, 3> G;  // (nq, nd, dim) reference gradients
     mutable QuadratureData qd;
     bool fused = false;
     /// CPU backends: the element-batched kernel (operator/cpu_batched.hpp) that apply runs
-    /// instead of the fused team kernel; then gf is released and recomputed where needed.
+    /// instead of the fused team kernel; then gf is released, and filled again by the first
+    /// apply_element (which the batched kernel does not serve).
     std::shared_ptr<const cpu_detail::BatchedOperator> batched;
   };
   OperatorKind kind_;
