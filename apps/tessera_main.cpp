@@ -701,7 +701,7 @@ int main(int argc, char** argv) {
                   "(0: the Cartesian box, whose elements are affine; e.g. 0.2 for general hexahedra)")
       ->check(in_range(0.0, 0.45));
   bbp->add_option("--points-extra", bp_opt.points_extra,
-                  "BP1-BP4: q = p + N Gauss points per direction (2: the CEED problems; 1: q = p + 1)")
+                  "BP1-BP4 on quadrilaterals and hexahedra: q = p + N Gauss points per direction (2: the CEED problems; 1: q = p + 1)")
       ->check(in_range(1, 4));
   bbp->add_flag("--full-geometry", bp_opt.full_geometry,
                 "CPU backends: keep the factors at every point on affine elements too (no compression), for comparisons");

@@ -189,8 +189,8 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
           oo.elements_per_item = opt.chunk;
           oo.fused = !opt.composed;
           oo.compress_geometry = !opt.full_geometry;
-          if (!pr.lobatto()) oo.degree = 2 * (p + opt.points_extra) - 1;  // q = p + points_extra Gauss points
-          if (!pr.lobatto() && !tensor && opt.points_extra == 2) oo.degree = -1;  // simplices: their default
+          // q = p + points_extra Gauss points per direction (simplices keep their default rule)
+          if (!pr.lobatto() && tensor) oo.degree = 2 * (p + opt.points_extra) - 1;
           const auto kind = pr.diffusion() ? fem::OperatorKind::Diffusion : fem::OperatorKind::Mass;
           fem::H1Operator A(space, kind, exec, oo);
           const fem::QuadratureRule rule = fem::quadrature(eg, A.degree(), oo.quadrature);
