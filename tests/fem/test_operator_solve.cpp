@@ -1,6 +1,5 @@
 // CG with Dirichlet elimination on the matrix-free operators: Constrained::solve against CG on
 // the eliminated system, and the L2 convergence rates of Poisson solves on every geometry.
-#include <array>
 #include <cmath>
 #include <numbers>
 #include <span>
@@ -9,7 +8,7 @@
 
 #include "fem_test_util.hpp"
 #include "test_backends.hpp"
-#include "tessera/fem/basis.hpp"
+#include "tessera/fem/field_functions.hpp"
 #include "tessera/fem/operator.hpp"
 
 using namespace tessera;
@@ -30,59 +29,34 @@ TESSERA_INSTANTIATE_BACKENDS(OperatorSolveTest);
 
 namespace {
 
-/// L2 error of the discrete solution against u on the host (rule of degree 2p + 4).
-double l2_error(const H1Space& space, const std::vector<double>& uh, double (*u)(const std::array<double, 3>&)) {
-  const Mesh& mesh = space.mesh();
-  double err = 0;
-  for (Geometry g : {Geometry::Triangle, Geometry::Quadrilateral, Geometry::Tetrahedron, Geometry::Hexahedron}) {
-    if (mesh.num_elements(g) == 0) continue;
-    const int dim = fem::dim(g);
-    const QuadratureRule rule = quadrature(g, 2 * space.order() + 4);
-    const BasisTables t = tabulate(H1Basis(g, space.order()), rule);
-    for (index_t e : mesh.elements_of(g)) {
-      const auto nodes = space.element_nodes(e);
-      for (int q = 0; q < rule.size(); ++q) {
-        double xi[3] = {0, 0, 0};
-        for (int d = 0; d < dim; ++d) xi[d] = rule.points(q, d);
-        const auto x = mesh.map(e, std::span<const double>(xi, std::size_t(dim)));
-        double v = 0;
-        for (std::size_t i = 0; i < nodes.size(); ++i) v += t.B(q, int(i)) * uh[std::size_t(nodes[i])];
-        const double diff = v - u(x);
-        err += rule.weights(q) * mesh.det_jacobian(e, std::span<const double>(xi, std::size_t(dim))) * diff * diff;
-      }
-    }
+/// u = product over the first dim coordinates of sin(pi x_d), with its gradient (for
+/// fem::interpolate_function and fem::error_norms).
+struct SineProduct {
+  int dim = 2;
+  TESSERA_HOST_DEVICE double operator()(const double* x, double* g) const {
+    const double pi = 3.14159265358979323846;
+    double s[3] = {1, 1, 1}, c[3] = {0, 0, 0};
+    for (int d = 0; d < dim; ++d) s[d] = sin(pi * x[d]), c[d] = pi * cos(pi * x[d]);
+    if (g)
+      for (int d = 0; d < 3; ++d) g[d] = d < dim ? c[d] * s[(d + 1) % 3] * s[(d + 2) % 3] : 0.0;
+    return s[0] * s[1] * s[2];
   }
-  return std::sqrt(err);
-}
+};
 
-double exact2(const std::array<double, 3>& x) { return std::sin(std::numbers::pi * x[0]) * std::sin(std::numbers::pi * x[1]); }
-double exact3(const std::array<double, 3>& x) { return exact2(x) * std::sin(std::numbers::pi * x[2]); }
-
-/// Solves -lap u = f (u = product of sines, Dirichlet data from u) and returns the L2 error.
+/// Solves -lap u = f (u = product of sines, Dirichlet data from u) and returns the L2 error
+/// (fem::error_norms, a rule of degree 2p + 4).
 double poisson_error(const Exec& exec, const Mesh& mesh, int p) {
   const H1Space space(mesh, p, 1);
   const int dim = mesh.dim();
-  const auto u = dim == 2 ? exact2 : exact3;
+  const index_t n = space.num_dofs();
   // Nodal values of u and f = dim pi^2 u.
-  std::vector<double> un(std::size_t(space.num_nodes()), 0.0);
-  for (Geometry g : {Geometry::Triangle, Geometry::Quadrilateral, Geometry::Tetrahedron, Geometry::Hexahedron}) {
-    if (mesh.num_elements(g) == 0) continue;
-    const H1Basis basis(g, p);
-    for (index_t e : mesh.elements_of(g)) {
-      const auto nodes = space.element_nodes(e);
-      for (std::size_t i = 0; i < nodes.size(); ++i) {
-        double xi[3] = {0, 0, 0};
-        for (int d = 0; d < basis.dim(); ++d) xi[d] = basis.nodes()(int(i), d);
-        un[std::size_t(nodes[i])] = u(mesh.map(e, std::span<const double>(xi, std::size_t(basis.dim()))));
-      }
-    }
-  }
-  std::vector<double> fn(un);
+  Array<double, 1> ubc("ubc", {n}, exec.space()), f("f", {n}, exec.space());
+  interpolate_function(space, SineProduct{dim}, ubc.view(), exec);
+  std::vector<double> fn = ubc.to_vector();
   for (double& v : fn) v *= dim * std::numbers::pi * std::numbers::pi;
+  f = Array<double, 1>::from("f", std::span<const double>(fn), exec.space());
   const H1Operator M(space, OperatorKind::Mass, exec), K(space, OperatorKind::Diffusion, exec);
-  auto f = Array<double, 1>::from("f", std::span<const double>(fn), exec.space());
-  auto ubc = Array<double, 1>::from("ubc", std::span<const double>(un), exec.space());
-  Array<double, 1> b("b", {space.num_dofs()}, exec.space()), x("x", {space.num_dofs()}, exec.space());
+  Array<double, 1> b("b", {n}, exec.space()), x("x", {n}, exec.space());
   M.apply(f.cview(), b.view());
   const Constrained C(K, space.exterior_nodes());
   CgOptions opt;
@@ -90,7 +64,7 @@ double poisson_error(const Exec& exec, const Mesh& mesh, int p) {
   opt.max_iters = 5000;
   const CgResult r = C.solve(b.cview(), ubc.cview(), x.view(), opt);
   EXPECT_TRUE(r.converged) << r.iterations << " iterations, residual " << r.rel_residual;
-  return l2_error(space, x.to_vector(), u);
+  return error_norms(space, x.cview(), SineProduct{dim}, exec, 2 * p + 4).l2;
 }
 
 }  // namespace
