@@ -245,9 +245,21 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
     const bool fused_part = opt_.fused && interp.operator_fits(!mass, otf);
     // What apply reads: stored -> w det J or D; on the fly, fused -> nothing (the kernel
     // recomputes both); on the fly, composed -> w det J (J^-1 comes from the interpolator).
+    // CPU backends, stored geometry: the element-batched kernel, which keeps its own copy of
+    // the factors (by batch, or once per affine element: on a mesh of affine elements the
+    // per-point factors are never computed); gf stays empty (apply_element computes it once,
+    // the diagonal comes from the batched factors).
+    const auto stored = [&] {
+      return geometric_factors(mesh, g, rule, exec, mass ? GeometricFactorFlags::WDetJ : GeometricFactorFlags::D);
+    };
+    const bool cpu_batched = fused_part && !otf && !exec.on_device() && opt_.kernels.cpu_batched;
+    std::shared_ptr<const cpu_detail::BatchedOperator> batched;
     GeometricFactors gf;
-    if (!otf)
-      gf = geometric_factors(mesh, g, rule, exec, mass ? GeometricFactorFlags::WDetJ : GeometricFactorFlags::D);
+    if (cpu_batched)
+      batched = cpu_detail::make_batched(mesh, interp.restriction(), g, p, rule, !mass, stored, exec,
+                                         opt_.compress_geometry, opt_.kernels.exact);
+    else if (!otf)
+      gf = stored();
     else if (!fused_part)
       gf = geometric_factors(mesh, g, rule, exec, GeometricFactorFlags::WDetJ);
     else
@@ -257,15 +269,6 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
     // Point buffers only for the composed path (the fused kernel keeps its point data in
     // shared memory): at 8M DOFs they would hold ~1 GB that the fused path never touches.
     QuadratureData qd = fused_part ? QuadratureData{} : interp.allocate(what);
-    // CPU backends, stored geometry: the element-batched kernel, which holds its own copy of
-    // the factors (by batch, or per element where compressed); gf is released (apply_element
-    // computes it again once, the diagonal comes from the batched factors).
-    std::shared_ptr<const cpu_detail::BatchedOperator> batched;
-    if (fused_part && !otf && !exec.on_device() && opt_.kernels.cpu_batched) {
-      batched = cpu_detail::make_batched(mesh, interp.restriction(), g, p, rule, !mass, gf, exec, opt_.compress_geometry,
-                                         opt_.kernels.exact);
-      if (batched) gf = GeometricFactors{};
-    }
     parts_.push_back(Part{std::move(interp), rule, std::move(gf), exec.on_device() ? t.B.to_device() : t.B,
                           exec.on_device() ? t.G.to_device() : t.G, std::move(qd), fused_part, std::move(batched)});
   }

@@ -16,6 +16,7 @@
 #include "tessera/core/array.hpp"
 #include "tessera/fem/h1_space.hpp"
 #include "tessera/fem/mesh.hpp"
+#include "tessera/core/profiling.hpp"
 #include "tessera/fem/geometric_factors.hpp"
 #include "tessera/fem/operator.hpp"
 #include "tessera/fem/quadrature.hpp"
@@ -285,7 +286,7 @@ TEST(CpuBatched, BatchesPastTheColourLimitRunLastAndEqualSerial) {
   H1Space space(mesh, 2);
   const QuadratureRule rule = quadrature(Geometry::Hexahedron, 7);
   const ElementRestriction R(space, Geometry::Hexahedron, Exec::serial());
-  const GeometricFactors gf = geometric_factors(mesh, Geometry::Hexahedron, rule, Exec::serial(), GeometricFactorFlags::D);
+  const auto gf = [&] { return geometric_factors(mesh, Geometry::Hexahedron, rule, Exec::serial(), GeometricFactorFlags::D); };
   const auto limited = cpu_detail::make_batched(mesh, R, Geometry::Hexahedron, 2, rule, true, gf, Exec::openmp(), true,
                                                 true, 1);
   const auto serial = cpu_detail::make_batched(mesh, R, Geometry::Hexahedron, 2, rule, true, gf, Exec::serial(), true, true);
@@ -297,4 +298,32 @@ TEST(CpuBatched, BatchesPastTheColourLimitRunLastAndEqualSerial) {
   limited->apply_add(x.data(), a.data());
   serial->apply_add(x.data(), b.data());
   EXPECT_LE(rel_diff(a, b), 1e-14);
+}
+
+// On a mesh of affine elements the per-point factors are never computed (the compressed batches
+// do not read them); a distorted mesh computes them once; an inverted affine element is still
+// named by geometric_factors().
+TEST(CpuBatched, PerPointFactorsOnlyWhereAnElementNeedsThem) {
+  const auto factor_launches = [](const Mesh& mesh) {
+    profiling::reset();
+    profiling::enable();
+    H1Space space(mesh, 2);
+    const H1Operator A(space, OperatorKind::Diffusion, Exec::serial());
+    profiling::enable(false);
+    long calls = 0;
+    for (const auto& e : profiling::report())
+      if (e.label == "fem/geometric_factors") calls += e.calls;
+    profiling::reset();
+    return calls;
+  };
+  EXPECT_EQ(factor_launches(generate_mesh("box:hex:3x3x3")), 0);
+  EXPECT_EQ(factor_launches(generate_mesh("box:tet:2x2x2")), 0);
+  EXPECT_EQ(factor_launches(test::distorted_mesh("box:hex:3x3x3")), 1);
+  Mesh m(2);  // one triangle listed clockwise: affine, det J < 0
+  m.add_vertex({0, 0});
+  m.add_vertex({1, 0});
+  m.add_vertex({0, 1});
+  m.add_element(Geometry::Triangle, {0, 2, 1});
+  H1Space space(m, 2);
+  EXPECT_ERROR_MENTIONS(H1Operator(space, OperatorKind::Mass, Exec::serial()), "element 0", "det J");
 }

@@ -110,6 +110,7 @@ class BatchedOperator {
 
 }  // namespace tessera::fem::cpu_detail
 
+#include <functional>
 #include <memory>
 
 namespace tessera::fem {
@@ -122,8 +123,9 @@ enum class Geometry;
 
 namespace tessera::fem::cpu_detail {
 
-/// The batched operator of a part of H1Operator (operator/cpu_setup.cpp): stored factors gf
-/// (wdetJ for mass, D for diffusion, host) on the elements of restriction r (geometry g, order
+/// The batched operator of a part of H1Operator (operator/cpu_setup.cpp): stored factors from
+/// `factors` (wdetJ for mass, D for diffusion, host; called only when some element is not
+/// compressed, or is inverted) on the elements of restriction r (geometry g, order
 /// p, a tensor-product rule); compress: per-element factors where the element's map is affine
 /// (first-order straight-sided element whose Jacobian is the same at every corner to 1e-14
 /// relative, every straight-sided simplex; not on curved meshes or where the space dimension
@@ -131,7 +133,7 @@ namespace tessera::fem::cpu_detail {
 /// when exec is not a CPU backend. Simplices of a straight-sided mesh are affine.
 std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const ElementRestriction& r, Geometry g, int p,
                                                     const QuadratureRule& rule, bool diffusion,
-                                                    const GeometricFactors& gf, const Exec& exec, bool compress,
-                                                    bool fixed_sizes, int max_colours = 64);
+                                                    const std::function<GeometricFactors()>& factors, const Exec& exec,
+                                                    bool compress, bool fixed_sizes, int max_colours = 64);
 
 }  // namespace tessera::fem::cpu_detail

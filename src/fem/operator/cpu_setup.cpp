@@ -2,6 +2,7 @@
 // part (1-D tables on the rule's points, indices, stored factors, affine elements' factors).
 #include <array>
 #include <cmath>
+#include <functional>
 #include <span>
 
 #include "common.hpp"  // determinant, invert, packed_metric
@@ -44,7 +45,8 @@ bool affine_jacobian(const Mesh& mesh, index_t id, int dim, Mat& J) {
 
 std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const ElementRestriction& r, Geometry g, int p,
                                                     const QuadratureRule& rule_in, bool diffusion,
-                                                    const GeometricFactors& gf, const Exec& exec, bool compress,
+                                                    const std::function<GeometricFactors()>& factors, const Exec& exec,
+                                                    bool compress,
                                                     bool fixed_sizes, int max_colours) {
   if (exec.on_device() || g == Geometry::Segment) return nullptr;
   const QuadratureRule rule = rule_in.to_host();
@@ -74,10 +76,6 @@ std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const Elem
     ts = tabulate(H1Basis(g, p), rule);
   }
   const int nf = diffusion ? dim * (dim + 1) / 2 : 1;
-  const Array<double, 2>& stored2 = gf.wdetJ;
-  const double* qdata = diffusion ? gf.D.data() : stored2.data();
-  TESSERA_REQUIRE(qdata != nullptr, "fem::cpu_detail::make_batched: no stored factors");
-
   BatchedInput in;
   in.tensor = tensor;
   in.dim = dim;
@@ -100,11 +98,11 @@ std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const Elem
   in.diffusion = diffusion;
   in.fixed_sizes = fixed_sizes;
   in.max_colours = max_colours;
-  in.qdata = qdata;
 
   // Affine elements: det J or det J J^-1 J^-T (packed), J the constant Jacobian.
   std::vector<double> factor;
   std::vector<std::uint8_t> affine;
+  index_t valid_affine = 0;  // affine elements with det J > 0
   if (compress && !mesh.has_nodes() && mesh.space_dim() == dim) {
     const index_t ne = in.ne;
     factor.assign(std::size_t(ne) * nf, 0.0);
@@ -132,9 +130,19 @@ std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const Elem
         interp_detail::packed_metric<3>(Ji, det, f);
       }
       affine[std::size_t(e)] = 1;
+      valid_affine += det > 0;
     }
     in.element_factor = factor.data();
     in.element_affine = affine.data();
+  }
+  // The per-point factors only where some element needs them: not on a mesh of valid affine
+  // elements, compressed (a Cartesian box at p = 3 would compute 169 MB to keep 1.3 MB). An
+  // element with det J <= 0 makes geometric_factors() name it.
+  GeometricFactors gf;
+  if (!compress || valid_affine < in.ne) {
+    gf = factors();
+    in.qdata = diffusion ? gf.D.data() : gf.wdetJ.data();
+    TESSERA_REQUIRE(in.qdata != nullptr, "fem::cpu_detail::make_batched: no stored factors");
   }
   return std::make_shared<const BatchedOperator>(in, exec, compress);
 }
