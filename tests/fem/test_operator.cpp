@@ -30,6 +30,12 @@ using tessera::fem::test::distorted_mesh;
 using tessera::fem::test::random_vector;
 
 namespace {
+/// Options that keep the team kernels on the CPU backends too (see the file comment).
+OperatorOptions team_options() {
+  OperatorOptions o;
+  o.kernels.cpu_batched = false;
+  return o;
+}
 
 const char* kSpecs[] = {"box:tri:3x2:perturb=0.2", "box:quad:3x2:perturb=0.2", "box:tet:2x2x1:perturb=0.2",
                         "box:hex:2x2x1:perturb=0.2"};
@@ -233,8 +239,7 @@ void expect_cases_match_assembled(const Mesh& mesh, const std::vector<OperatorCa
                      " c=" + std::to_string(k.comps) + " " + name(gs) +
                      (k.type == QuadratureType::GaussLobatto ? " Gauss-Lobatto" : ""));
         const H1Space space(mesh, k.p, k.comps);
-        OperatorOptions opt;
-        opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+        OperatorOptions opt = team_options();
         opt.degree = k.degree;
         opt.geometry = gs;
         opt.quadrature = k.type;
@@ -282,8 +287,7 @@ TEST_P(OperatorTest, EqualsAssembledMatricesAndDiagonals) {
                            " c=" + std::to_string(comps) + (fused ? " fused " : " composed ") + name(gs));
               const Mesh mesh = distorted_mesh(spec);
               const H1Space space(mesh, p, comps);
-              OperatorOptions opt;
-              opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+              OperatorOptions opt = team_options();
               opt.degree = p == 2 ? 2 * p : 2 * p + 3;  // the minimum and the default
               opt.fused = fused;
               opt.geometry = gs;
@@ -323,8 +327,7 @@ TEST_P(OperatorTest, SumFactorizedDiagonalEqualsTheNaiveOne) {
             for (bool fewest : {false, true})
               for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
                 const bool mass = kind == OperatorKind::Mass;
-                OperatorOptions opt;
-                opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+                OperatorOptions opt = team_options();
                 opt.quadrature = type;
                 opt.geometry = gs;
                 // Gauss-Lobatto mass needs degree 2p (the default 2p - 1 is refused)
@@ -351,8 +354,7 @@ TEST_P(OperatorTest, GaussLobattoCollocatedDiffusionEqualsAssembled) {
           SCOPED_TRACE(std::string(spec) + " p=" + std::to_string(p) + " c=" + std::to_string(comps) + " " + name(gs));
           const Mesh mesh = distorted_mesh(spec);
           const H1Space space(mesh, p, comps);
-          OperatorOptions opt;
-          opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+          OperatorOptions opt = team_options();
           opt.quadrature = QuadratureType::GaussLobatto;
           opt.geometry = gs;
           expect_matches_assembled(space, OperatorKind::Diffusion, exec(), opt);
@@ -372,8 +374,7 @@ TEST_P(OperatorTest, ElementLevelApplyScattersToTheGlobalApply) {
                        " c=" + std::to_string(comps) + " " + name(gs));
           const Mesh mesh = distorted_mesh(spec);
           const H1Space space(mesh, 3, comps);
-          OperatorOptions opt;
-          opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+          OperatorOptions opt = team_options();
           opt.geometry = gs;
           if (gll) opt.quadrature = QuadratureType::GaussLobatto;
           expect_element_apply_matches_global(space, kind, exec(), opt);
@@ -388,8 +389,7 @@ TEST_P(OperatorTest, ElementLevelApplyScattersToTheGlobalApply) {
                          " k=" + std::to_string(k));
             const Mesh mesh = distorted_mesh(spec);
             const H1Space space(mesh, 3, comps);
-            OperatorOptions opt;
-            opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+            OperatorOptions opt = team_options();
             opt.geometry = gs;
             opt.elements_per_item = k;
             expect_element_apply_matches_global(space, kind, exec(), opt);
@@ -397,8 +397,7 @@ TEST_P(OperatorTest, ElementLevelApplyScattersToTheGlobalApply) {
   // the composed path has no element-level apply
   const Mesh tets = generate_mesh("box:tet:2x2x1");
   const H1Space space(tets, 2, 1);
-  OperatorOptions composed;
-  composed.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+  OperatorOptions composed = team_options();
   composed.fused = false;
   const H1Operator A(space, OperatorKind::Mass, exec(), composed);
   Array<double, 3> xe("xe", {12, 1, 10}, exec().space());
@@ -425,8 +424,7 @@ TEST_P(OperatorTest, FusedSimplexKernelEqualsComposedAndAssembled) {
                        " c=" + std::to_string(comps) + " " + name(gs));
           const Mesh mesh = distorted_mesh(t.spec);
           const H1Space space(mesh, t.p, comps);
-          OperatorOptions opt;
-          opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+          OperatorOptions opt = team_options();
           opt.geometry = gs;
           expect_matches_assembled(space, kind, exec(), opt);
           std::vector<H1Operator> ops;
@@ -458,8 +456,7 @@ TEST_P(OperatorTest, SymmetricAndCollapsedSimplexRulesApplyAlike) {
           SCOPED_TRACE(std::string(spec) + " p=" + std::to_string(p) + " " + name(kind) + " " + name(gs));
           const Mesh mesh = generate_mesh(spec);
           const H1Space space(mesh, p, 1);
-          OperatorOptions opt;
-          opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+          OperatorOptions opt = team_options();
           opt.geometry = gs;
           const H1Operator A(space, kind, exec(), opt);
           opt.quadrature = QuadratureType::GaussCollapsed;
@@ -492,8 +489,7 @@ TEST_P(OperatorTest, ThreadPerElementHexahedraOverManyBlocksEqualAssembled) {
           SCOPED_TRACE(std::string(name(kind)) + " p=" + std::to_string(p) + (gll ? " (Gauss-Lobatto)" : "") +
                        " c=" + std::to_string(comps) + " " + name(gs));
           const H1Space space(mesh, p, comps);
-          OperatorOptions opt;
-          opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+          OperatorOptions opt = team_options();
           opt.geometry = gs;
           if (gll) opt.quadrature = QuadratureType::GaussLobatto;
           for (bool element : {false, true}) {
@@ -532,8 +528,7 @@ TEST_P(OperatorTest, GaussLobattoDiffusionAtOrdersThreeAndFourOverManyBlocksEqua
                                         << ", per block " << epb);
         const Mesh mesh = distorted_mesh(p == 3 ? "box:hex:7x6x5:perturb=0.2" : "box:hex:4x3x3:perturb=0.2");
         const H1Space space(mesh, p, comps);
-        OperatorOptions opt;
-        opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+        OperatorOptions opt = team_options();
         opt.geometry = gs;
         opt.quadrature = QuadratureType::GaussLobatto;
         opt.elements_per_item = k;
@@ -561,8 +556,7 @@ TEST_P(OperatorTest, InterleavedNumberingEqualsAssembled) {
         SCOPED_TRACE(std::string(name(kind)) + " p=" + std::to_string(p) + (gll ? " (Gauss-Lobatto)" : "") + " " +
                      name(gs));
         const H1Space space(mesh, p, 1, NodeOrdering::Interleaved);
-        OperatorOptions opt;
-        opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+        OperatorOptions opt = team_options();
         opt.geometry = gs;
         if (gll) opt.quadrature = QuadratureType::GaussLobatto;
         expect_matches_assembled(space, kind, exec(), opt);
@@ -591,8 +585,7 @@ TEST_P(OperatorTest, SharedFirstNumberingStoresTheNodesOfOneElement) {
                          std::to_string(comps) + (gll ? " (Gauss-Lobatto)" : "") + " " + name(gs));
             const H1Space space(mesh, p, comps, NodeOrdering::SharedFirst);
             ASSERT_LT(space.exclusive_from(), space.num_nodes());
-            OperatorOptions opt;
-            opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+            OperatorOptions opt = team_options();
             opt.geometry = gs;
             if (gll) opt.quadrature = QuadratureType::GaussLobatto;
             expect_matches_assembled(space, kind, exec(), opt, /*matrix=*/false);
@@ -695,8 +688,7 @@ TEST_P(OperatorTest, HexahedronKernelsWithSizesFixedAtCompileTimeEqualAssembled)
         SCOPED_TRACE(std::string(name(k.kind)) + " p=" + std::to_string(k.p) + (nodal ? " Gauss-Lobatto" : " Gauss") +
                      " c=" + std::to_string(comps) + " " + name(gs));
         const H1Space space(k.p >= 7 ? small : mesh, k.p, comps);
-        OperatorOptions opt;
-        opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+        OperatorOptions opt = team_options();
         opt.geometry = gs;
         opt.quadrature = k.type;
         opt.elements_per_item = comps == 1 ? (k.p >= 7 ? 2 : 3) : 1;
@@ -738,8 +730,7 @@ TEST_P(OperatorTest, HexahedronMassByLinesAndByMatrixProductsEqualAssembled) {
         SCOPED_TRACE(std::string("matmul=") + (matmul ? "1" : "0") + " p=" + std::to_string(k.p) + " degree " +
                      std::to_string(k.degree) + " c=" + std::to_string(k.comps) + " " + name(gs));
         const H1Space space(mesh, k.p, k.comps);
-        OperatorOptions opt;
-        opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+        OperatorOptions opt = team_options();
         opt.kernels.matmul = matmul;
         opt.degree = k.degree;
         opt.geometry = gs;
@@ -809,8 +800,7 @@ TEST_P(OperatorTest, HighestOrdersIntegrateExactlyAndMatchTheSerialBackend) {
     for (OperatorKind kind : {OperatorKind::Mass, OperatorKind::Diffusion})
       for (GeometrySource gs : {GeometrySource::Stored, GeometrySource::OnTheFly}) {
         SCOPED_TRACE(std::string(name(kind)) + " p=" + std::to_string(p) + " " + name(gs));
-        OperatorOptions opt;
-        opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+        OperatorOptions opt = team_options();
         opt.geometry = gs;
         const H1Operator A(space, kind, exec(), opt);
         const auto apply = [&](const H1Operator& op, const Exec& ex, const std::vector<double>& xh) {
@@ -878,8 +868,7 @@ TEST_P(OperatorTest, TuningCacheChoosesElementsPerItemAndBlock) {
     EXPECT_EQ(src, "tuning cache");
     EXPECT_EQ(A1.elements_per_block(false, &src), 2);
     EXPECT_EQ(src, "tuning cache");
-    OperatorOptions opt;
-    opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+    OperatorOptions opt = team_options();
     opt.elements_per_item = 1;
     const H1Operator A2(space, kind, exec(), opt);
     EXPECT_EQ(A2.elements_per_item(false, &src), 1);
@@ -913,8 +902,7 @@ TEST_P(OperatorTest, GaussLobattoDiffusionElementsPerItemFollowTheRulesAtOrdersT
         if (!stored && p != 3 && p != 6) continue;  // on the fly: the p = 3 rule, one control
         SCOPED_TRACE(testing::Message() << "p = " << p << ", components " << comps << ", " << name(gs));
         const H1Space space(mesh, p, comps);
-        OperatorOptions opt;
-        opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+        OperatorOptions opt = team_options();
         opt.quadrature = QuadratureType::GaussLobatto;
         opt.geometry = gs;
         const H1Operator A(space, OperatorKind::Diffusion, exec(), opt);
@@ -940,8 +928,7 @@ TEST_P(OperatorTest, GaussLobattoDiffusionElementsPerItemFollowTheRulesAtOrdersT
 TEST_P(OperatorTest, RejectsGaussLobattoCollocatedMass) {
   const Mesh mesh = generate_mesh("box:hex:2x2x1");
   const H1Space space(mesh, 3, 1);
-  OperatorOptions opt;
-  opt.kernels.cpu_batched = false;  // the team kernels on every backend (header comment)
+  OperatorOptions opt = team_options();
   opt.quadrature = QuadratureType::GaussLobatto;
   EXPECT_ERROR_MENTIONS(H1Operator(space, OperatorKind::Mass, exec(), opt), "degree 5", "2p = 6",
                         "exact for diffusion only");
