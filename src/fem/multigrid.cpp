@@ -243,7 +243,7 @@ Multigrid::Multigrid(const H1Operator& fine, const H1Space& fine_space, const st
   fence("fem/mg coarse matrix");
   m.timings.coarse_matrix_s = md::seconds_since(t0);
   if (m.coarse == CoarseSolver::Auto)
-    m.coarse = linalg::amg_available() && m.levels.back().space->num_dofs() >= kAmgMinCoarseDofs ? CoarseSolver::Amg
+    m.coarse = linalg::amg_available() && m.levels.back().space->num_dofs() >= options.amg_min_coarse_dofs ? CoarseSolver::Amg
                                                                                                 : CoarseSolver::Cg;
   if (m.coarse == CoarseSolver::Amg) {
     t0 = std::chrono::steady_clock::now();

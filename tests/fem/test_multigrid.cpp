@@ -215,7 +215,7 @@ TEST_P(MultigridTest, MeshLevelsFromTheRefinementHierarchy) {
   EXPECT_ERROR_MENTIONS(Multigrid(A, space, exterior(space), exterior, o), "must end at 1");
 }
 
-// CoarseSolver::Auto: CG below kAmgMinCoarseDofs coarse DOFs (hypre's set-up would cost more),
+// CoarseSolver::Auto: CG below MultigridOptions::amg_min_coarse_dofs coarse DOFs (hypre's set-up would cost more),
 // AMG from there where the build has hypre.
 TEST(MultigridCoarseChoice, AutoTakesCgOnSmallCoarseLevelsAndAmgOnLargeOnes) {
   const Exec exec = Exec::serial();
@@ -225,10 +225,9 @@ TEST(MultigridCoarseChoice, AutoTakesCgOnSmallCoarseLevelsAndAmgOnLargeOnes) {
   const Multigrid mg(A, s2, exterior(s2), exterior, MultigridOptions{});
   EXPECT_EQ(mg.coarse_solver(), CoarseSolver::Cg);  // 125 coarse DOFs
   if (!linalg::amg_available()) GTEST_SKIP() << "no hypre in this build: Auto is always CG";
-  const Mesh large = generate_mesh("box:hex:22x22x22");  // 23^3 = 12,167 DOFs at p = 1
-  const H1Space l2(large, 2);
-  const H1Operator B(l2, OperatorKind::Diffusion, exec);
-  const Multigrid mg2(B, l2, exterior(l2), exterior, MultigridOptions{});
-  ASSERT_GE(mg2.levels().back().dofs, kAmgMinCoarseDofs);
+  MultigridOptions o;
+  o.amg_min_coarse_dofs = 125;  // the threshold is an option: from it on, AMG
+  const Multigrid mg2(A, s2, exterior(s2), exterior, o);
+  ASSERT_GE(mg2.levels().back().dofs, o.amg_min_coarse_dofs);
   EXPECT_EQ(mg2.coarse_solver(), CoarseSolver::Amg);
 }

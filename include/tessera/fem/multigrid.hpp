@@ -37,14 +37,8 @@
 namespace tessera::fem {
 
 /// How the coarsest level is solved (see the file comment).
-/// CoarseSolver::Auto takes BoomerAMG from this many DOFs on the coarsest level: below it,
-/// hypre's set-up (about 0.3 s with MPI's start-up on a 2-core machine) costs more than the
-/// CG coarse solves (the main job, 1,000 coarse DOFs: 0.03 s over 7 V-cycles, the same
-/// outer iterations). A set value, not a measured crossover.
-inline constexpr long kAmgMinCoarseDofs = 10000;
-
 enum class CoarseSolver {
-  Auto,  ///< Amg when the build has hypre and the coarsest level has kAmgMinCoarseDofs DOFs or more, else Cg
+  Auto,  ///< Amg when the build has hypre and the coarsest level has MultigridOptions::amg_min_coarse_dofs DOFs or more, else Cg
   Amg,   ///< one BoomerAMG V-cycle (hypre)
   Cg     ///< Jacobi-preconditioned CG on the assembled matrix to MultigridOptions::coarse_tol
 };
@@ -65,6 +59,11 @@ struct MultigridOptions {
   /// Smoothing on every level but the coarsest (degree, range, eigenvalue estimate).
   linalg::ChebyshevOptions smoother;
   CoarseSolver coarse = CoarseSolver::Auto;
+  /// CoarseSolver::Auto takes BoomerAMG from this many DOFs on the coarsest level: below it,
+  /// hypre's set-up (about 0.3 s with MPI's start-up on a 2-core machine) costs more than the
+  /// CG coarse solves (the main job, 1,000 coarse DOFs: 0.03 s over 7 V-cycles, the same
+  /// outer iterations). A set value, not a measured crossover.
+  index_t amg_min_coarse_dofs = 10000;
   /// CoarseSolver::Cg: relative tolerance and iteration cap of the coarse CG.
   double coarse_tol = 1e-6;
   int coarse_max_iters = 500;
