@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "../interpolate_internal.hpp"
+#include "hex_runtime.hpp"
 #include "hex_thread.hpp"  // the layout rules of the families it plans for
 #include "lines.hpp"
 #include "plan.hpp"
@@ -334,15 +335,19 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
   }
   const int n1 = nd1_, m1 = nq1_, D = diffusion, k = operator_elements_per_item(diffusion, on_the_fly, element);
   const int nx = on_the_fly ? k * nv_ * sdim_ : 0;
-  const bool bounded = ia::operator_bound(opt_.kernels, geom_, n1, m1) > 0;  // one thread per point column
-  const bool split = D && !bounded, colloc = D && bounded;      // as in hex_operator
-  const bool nodal = colloc && nodal_points_;                   // the points-at-the-nodes instances
+  const bool bounded = ia::operator_bound(opt_.kernels, geom_, n1, m1) > 0;
+  const bool nodal = D && nodal_points_;  // the points-at-the-nodes instances
   SharedLayout c, it;  // the order of the carving in operator/*.hpp
   if (dim_ == 2) {
     c.add<double>(n1 * m1).add<double>(D ? n1 * m1 : 0).add<double>(m1);
     it.add<int>(k * nd_).add<double>(ia::gather_buffers(k, comps_) * nd_).add<double>(n1 * m1)
         .add<double>(D ? n1 * m1 : 0)
         .add<double>(nq_).add<double>(D ? nq_ : 0).add<double>(nx).add<double>(on_the_fly ? 4 * 2 : 0);
+  } else if (!bounded) {  // hex_operator_runtime's carving
+    const ia::RuntimeSizes z = ia::runtime_sizes(diffusion, nodal_points_, n1, m1);
+    c.add<double>(n1 * m1).add<double>(D ? m1 * m1 : 0).add<double>(m1);
+    it.add<int>(k * nd_).add<double>(ia::gather_buffers(k, comps_) * nd_).add<double>(z.A).add<double>(z.C)
+        .add<double>(z.V).add<double>(z.P).add<double>(nx).add<double>(on_the_fly ? 8 * 3 : 0);
   } else {
     const ia::OperatorRows rows = ia::operator_rows(opt_.kernels, exec_, geom_, diffusion, on_the_fly, n1, m1, nodal_points_, comps_, element);
     const int S = rows.points, np = m1 * m1 * S;
@@ -373,19 +378,16 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
       it.add<double>(ia::item_skew_room(L.skew)).add<int>(k * nd_).add<double>(ub)
           .add<double>(m1 * ia::line_plane(n1, m1)).add<double>(m1 * L.plane).add<double>(nx)
           .add<double>(on_the_fly ? 8 * 3 : 0).add<double>(on_the_fly || wregs ? 0 : m1 * m1 * ia::line_row(m1));
-    } else {
-    c.add<double>(n1 * S).add<double>(split ? n1 * m1 : 0).add<double>(m1).add<double>(colloc ? m1 * S : 0);
-    it.add<int>(k * nd_).add<double>(ub).add<double>(colloc ? 3 * np : n1 * n1 * S)
-        .add<double>(split ? n1 * n1 * m1 : 0).add<double>(colloc ? (nodal ? 0 : np) : n1 * m1 * S)
-        .add<double>(split ? n1 * m1 * m1 : 0).add<double>(split ? n1 * m1 * m1 : 0)
-        .add<double>(bounded ? 0 : nq_).add<double>(split ? nq_ : 0).add<double>(split ? nq_ : 0).add<double>(nx)
-        .add<double>(on_the_fly ? 8 * 3 : 0);
+    } else {  // hex_operator (diffusion by point columns): B, xq, D; maps, gathered values, A / P, C0
+      c.add<double>(n1 * S).add<double>(m1).add<double>(m1 * S);
+      it.add<int>(k * nd_).add<double>(ub).add<double>(3 * np).add<double>(nodal ? 0 : np).add<double>(nx)
+          .add<double>(on_the_fly ? 8 * 3 : 0);
     }
   }
   *item = it.bytes();
   *common = c.bytes();
   Dim3 t = item_threads(geom_, nd_, nq_, nd1_, nq1_, 0);
-  if (bounded) t.z = 1;
+  if (dim_ == 3) t.z = 1;  // point columns, or tiles along the third index (hex_operator_runtime)
   return t;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// Hexahedron kernels by point columns: the bounded kernels (one thread per (qy, qx) column,
-// HexPolicy chooses lines or columns per bucket) and the run-time-size kernel (MaxN = 0).
+// Hexahedron diffusion by point columns with a compile-time bound (one thread per (qy, qx) column,
+// HexPolicy chooses lines or columns per bucket); run-time sizes are hex_runtime.hpp.
 
 #include "lines.hpp"
 #include "point_columns.hpp"
@@ -181,56 +181,42 @@ struct HexPolicy {
   static constexpr int gather_rows = Nodal && padded && !(OnTheFly && MaxN == 12) ? MaxN : 0;
 };
 
-/// Hexahedra: as quad_operator, in variants by MaxN, a compile-time bound on the nodes and
-/// points per direction (0: run-time sizes, any p and q). With a bound every contraction loop
-/// is unrolled, the Reused rows and columns live in registers, and diffusion takes collocated
-/// gradients (colloc_*); docs/benchmarks/operators.md has the measurements. The bounded mass
-/// kernels are hex_mass_lines. The run-time variant carries the x, y and z derivative parts
-/// through shared buffers.
+/// Bounded hexahedron diffusion by point columns (MaxN: the compile-time bound on the nodes and
+/// points per direction; HexPolicy::lines false): every contraction loop unrolled, the Reused
+/// rows and columns in registers, collocated gradients (colloc_*); docs/benchmarks/operators.md
+/// has the measurements. Mass and the other bounded cases run by lines (hex_mass_lines,
+/// hex_diffusion_lines), run-time sizes hex_operator_runtime.
 template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal = false>
 TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
-  const int n1 = a.nd1, m1 = a.nq1, nd = a.nd, nq = a.nq;
-  const int N = loop_bound<MaxN>(n1), M = loop_bound<MaxN>(m1);
-  constexpr bool full = MaxN == 0;                     // run-time bounds: no predicate needed
-  constexpr bool Split = Diffusion && MaxN == 0;       // derivative parts carried separately
-  constexpr bool Colloc = Diffusion && MaxN > 0;       // collocated gradients
-  static_assert(!Nodal || Colloc, "the points-at-the-nodes path is a collocated-gradient diffusion");
-  static_assert(Diffusion || MaxN == 0, "the bounded mass kernels run by lines (hex_mass_lines)");
+  static_assert(Diffusion && MaxN > 0, "hex_operator is the bounded diffusion kernel by point columns");
+  const int n1 = a.nd1, m1 = a.nq1, nd = a.nd;
   constexpr Fetch d_fetch = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::d_fetch;
-  // rows of length S (row_length): B (n1, S), Dq (m1, S), A (n1, n1, S), C0 (n1, m1, S), P and
-  // Vs (m1, m1, S); S = m1 in the run-time-size kernel
+  // rows of length S (row_length): B (n1, S), Dq (m1, S), A (n1, n1, S), P and Vs (m1, m1, S)
   constexpr int Row = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::rows;
   constexpr int GatherRow = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>::gather_rows;
   const int S = row_length<Row>(m1), np = padded_points<Row>(a);
   auto B = ctx.shared_common<double>(n1 * S);
-  auto G = ctx.shared_common<double>(Split ? n1 * m1 : 0);
   auto xq = ctx.shared_common<double>(m1);
-  auto Dq = ctx.shared_common<double>(Colloc ? m1 * S : 0);
+  auto Dq = ctx.shared_common<double>(m1 * S);
   auto idxs = ctx.shared_item<int>(a.chunk * nd);
   // the gathered nodal values; with the points at the nodes they are the point values, in rows
   // of GatherRow where gather_rows pads them
   auto ub = ctx.shared_item<double>(gather_buffers(a.chunk, a.comps) * (GatherRow > 0 ? n1 * n1 * GatherRow : nd));
-  // x stage, reused by the transposed y stage; Colloc: also the point data P (3, np) between
-  auto A = ctx.shared_item<double>(Colloc ? 3 * np : n1 * n1 * S);
-  auto Ag = ctx.shared_item<double>(Split ? n1 * n1 * m1 : 0);
-  // y stage, reused by the transposed z stage; Colloc: the point values Vs (np) before (not
-  // with the points at the nodes: u holds them)
-  auto C0 = ctx.shared_item<double>(Colloc ? (Nodal ? 0 : np) : n1 * m1 * S);
-  auto C1 = ctx.shared_item<double>(Split ? n1 * m1 * m1 : 0);
-  auto C2 = ctx.shared_item<double>(Split ? n1 * m1 * m1 : 0);
-  auto P0 = ctx.shared_item<double>(MaxN == 0 ? nq : 0);  // point data of the run-time variant
-  auto P1 = ctx.shared_item<double>(Split ? nq : 0);
-  auto P2 = ctx.shared_item<double>(Split ? nq : 0);
+  // x stage, reused by the transposed y stage; also the point data P (3, np) between
+  auto A = ctx.shared_item<double>(3 * np);
+  // y stage, reused by the transposed z stage; the point values Vs (np) before (not with the
+  // points at the nodes: u holds them)
+  auto C0 = ctx.shared_item<double>(Nodal ? 0 : np);
   auto Xs = ctx.shared_item<double>(OnTheFly ? a.chunk * a.nv * a.sdim : 0);
   auto Xc = ctx.shared_item<double>(OnTheFly ? 8 * 3 : 0);  // read after the next barriers
   if constexpr (Row == 0) {
-    load_tensor_tables(ctx, a, B, G, xq);
-    if (Colloc)
-      for (int i : ctx.block_threads(m1 * m1)) Dq[i] = a.Dq[i];
+    for (int i : ctx.block_threads(n1 * m1)) B[i] = a.Bt[i];
+    for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
+    for (int i : ctx.block_threads(m1 * m1)) Dq[i] = a.Dq[i];
   } else {
     load_padded_rows(ctx, B.data(), a.Bt, n1, m1, S);
     for (int i : ctx.block_threads(m1)) xq[i] = a.x1d[i];
-    if (Colloc) load_padded_rows(ctx, Dq.data(), a.Dq, m1, m1, S);
+    load_padded_rows(ctx, Dq.data(), a.Dq, m1, m1, S);
   }
   if constexpr (Nodal) {
     pipelined_steps<GatherRow>(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
@@ -256,184 +242,65 @@ TESSERA_HOST_DEVICE void hex_operator(TeamContext& ctx, const Args& a) {
     pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
       if (OnTheFly && valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
       const int* el_idxs = idxs.data() + (e - ctx.item() * a.chunk) * nd;  // this element's map
-      // forward x: A(k, j, qx) = sum_i B(i, qx) u(k, j, i); Ag with G
+      // forward x: A(k, j, qx) = sum_i B(i, qx) u(k, j, i)
       if (valid)
         for (int j : ctx.threads_y(n1))
           for (int qx : ctx.threads_x(m1)) {
-            Reused<MaxN> b, g;
+            Reused<MaxN> b;
             b.load(&B[qx], S, n1);
-            if (Split) g.load(&G[qx], m1, n1);
             for (int k : ctx.threads_z(n1)) {
-              double s = 0, t = 0;
+              double s = 0;
               const double* row = u + (k * n1 + j) * n1;
 TESSERA_INTERP_UNROLL
-              for (int i = 0; i < N; ++i)
-                if (full || i < n1) {
-                  s += b[i] * row[i];
-                  if (Split) t += g[i] * row[i];
-                }
+              for (int i = 0; i < MaxN; ++i)
+                if (i < n1) s += b[i] * row[i];
               A[(k * n1 + j) * S + qx] = s;
-              if (Split) Ag[(k * n1 + j) * m1 + qx] = t;
             }
           }
       ctx.sync();
-      if constexpr (Colloc) {
-        // A -> point values (C0's region) -> P (A's region) -> transposed gradient and z into C0
-        if (valid)
-          for (int qy : ctx.threads_y(m1))
-            for (int qx : ctx.threads_x(m1)) colloc_values<MaxN, Row>(a, qx, qy, B.data(), A.data(), C0.data());
-        ctx.sync();
-        if (valid)
-          for (int qy : ctx.threads_y(m1))
-            for (int qx : ctx.threads_x(m1))
-              colloc_gradient<OnTheFly, MaxN, Row, Row, d_fetch>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(),
-                                                                   C0.data(), A.data());
-        ctx.sync();
-        if (valid)
-          for (int qy : ctx.threads_y(m1))
-            for (int qx : ctx.threads_x(m1))
-              colloc_transpose<MaxN, Row, false>(a, e, c, el_idxs, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
-      } else {
-        // forward y: C0(k, qy, qx) = sum_j B(j, qy) A(k, j, qx); C1 = B Ag (d/dx); C2 = G A (d/dy)
-        if (valid)
-          for (int qy : ctx.threads_y(m1))
-            for (int qx : ctx.threads_x(m1)) {
-              Reused<MaxN> b, g;
-              b.load(&B[qy], m1, n1);
-              if (Diffusion) g.load(&G[qy], m1, n1);
-              for (int k : ctx.threads_z(n1)) {
-                double s = 0, gx = 0, gy = 0;
-TESSERA_INTERP_UNROLL
-                for (int j = 0; j < N; ++j)
-                  if (full || j < n1) {
-                    const double aj = A[(k * n1 + j) * m1 + qx];
-                    s += b[j] * aj;
-                    if (Diffusion) {
-                      gx += b[j] * Ag[(k * n1 + j) * m1 + qx];
-                      gy += g[j] * aj;
-                    }
-                  }
-                const int at = (k * m1 + qy) * m1 + qx;
-                C0[at] = s;
-                if (Diffusion) {
-                  C1[at] = gx;
-                  C2[at] = gy;
-                }
-              }
-            }
-        ctx.sync();
-        // forward z and the point factor: the (qy, qx) column of C over k is reused for every qz
-        if (valid)
-          for (int qy : ctx.threads_y(m1))
-            for (int qx : ctx.threads_x(m1)) {
-              Reused<MaxN> c0, c1, c2;
-              c0.load(&C0[qy * m1 + qx], m1 * m1, n1);
-              if (Diffusion) {
-                c1.load(&C1[qy * m1 + qx], m1 * m1, n1);
-                c2.load(&C2[qy * m1 + qx], m1 * m1, n1);
-              }
-              for (int qz : ctx.threads_z(m1)) {
-                double s = 0, gx = 0, gy = 0, gz = 0;
-TESSERA_INTERP_UNROLL
-                for (int k = 0; k < N; ++k)
-                  if (full || k < n1) {
-                    const double bk = B[k * m1 + qz];
-                    s += bk * c0[k];
-                    if (Diffusion) {
-                      gx += bk * c1[k];
-                      gy += bk * c2[k];
-                      gz += G[k * m1 + qz] * c0[k];
-                    }
-                  }
-                const int q = (qz * m1 + qy) * m1 + qx;
-                const double xi[3] = {xq[qx], xq[qy], xq[qz]};
-                double F[6];  // (00, 01, 02, 11, 12, 22)
-                point_factor<3, Diffusion, OnTheFly>(a, e, q, Xc.data(), xi, F);
-                if (Diffusion) {
-                  P0[q] = F[0] * gx + F[1] * gy + F[2] * gz;
-                  P1[q] = F[1] * gx + F[3] * gy + F[4] * gz;
-                  P2[q] = F[2] * gx + F[4] * gy + F[5] * gz;
-                } else {
-                  P0[q] = F[0] * s;
-                }
-              }
-            }
-        ctx.sync();
-        // transposed z: the (qy, qx) column of P over qz is reused for every k; C0 gets the value
-        // and d/dz parts, C1 d/dx, C2 d/dy
-        if (valid)
-          for (int qy : ctx.threads_y(m1))
-            for (int qx : ctx.threads_x(m1)) {
-              Reused<MaxN> p0, p1, p2;
-              p0.load(&P0[qy * m1 + qx], m1 * m1, m1);
-              if (Diffusion) {
-                p1.load(&P1[qy * m1 + qx], m1 * m1, m1);
-                p2.load(&P2[qy * m1 + qx], m1 * m1, m1);
-              }
-              for (int k : ctx.threads_z(n1)) {
-                double t0 = 0, t1 = 0, t2 = 0;
-TESSERA_INTERP_UNROLL
-                for (int qz = 0; qz < M; ++qz)
-                  if (full || qz < m1) {
-                    const double bk = B[k * m1 + qz];
-                    if (Diffusion) {
-                      t0 += G[k * m1 + qz] * p2[qz];
-                      t1 += bk * p0[qz];
-                      t2 += bk * p1[qz];
-                    } else {
-                      t0 += bk * p0[qz];
-                    }
-                  }
-                const int at = (k * m1 + qy) * m1 + qx;
-                C0[at] = t0;
-                if (Diffusion) {
-                  C1[at] = t1;
-                  C2[at] = t2;
-                }
-              }
-            }
-      }
+      // A -> point values (C0's region) -> P (A's region) -> transposed gradient and z into C0
+      if (valid)
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1)) colloc_values<MaxN, Row>(a, qx, qy, B.data(), A.data(), C0.data());
       ctx.sync();
-      // transposed y into A (value/z and d/dy parts) and Ag (d/dx): the j rows of B and G reused
+      if (valid)
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1))
+            colloc_gradient<OnTheFly, MaxN, Row, Row, d_fetch>(a, e, qx, qy, Dq.data(), xq.data(), Xc.data(), C0.data(),
+                                                               A.data());
+      ctx.sync();
+      if (valid)
+        for (int qy : ctx.threads_y(m1))
+          for (int qx : ctx.threads_x(m1))
+            colloc_transpose<MaxN, Row, false>(a, e, c, el_idxs, qx, qy, B.data(), Dq.data(), A.data(), C0.data());
+      ctx.sync();
+      // transposed y into A: the j rows of B reused
       if (valid)
         for (int j : ctx.threads_y(n1))
           for (int qx : ctx.threads_x(m1)) {
-            Reused<MaxN> b, g;
+            Reused<MaxN> b;
             b.load(&B[j * S], 1, m1);
-            if (Split) g.load(&G[j * m1], 1, m1);
             for (int k : ctx.threads_z(n1)) {
-              double s0 = 0, s1 = 0;
+              double s = 0;
 TESSERA_INTERP_UNROLL
-              for (int qy = 0; qy < M; ++qy)
-                if (full || qy < m1) {
-                  const int at = (k * m1 + qy) * S + qx;
-                  s0 += b[qy] * C0[at];
-                  if (Split) {
-                    s0 += g[qy] * C2[at];
-                    s1 += b[qy] * C1[at];
-                  }
-                }
-              A[(k * n1 + j) * S + qx] = s0;
-              if (Split) Ag[(k * n1 + j) * m1 + qx] = s1;
+              for (int qy = 0; qy < MaxN; ++qy)
+                if (qy < m1) s += b[qy] * C0[(k * m1 + qy) * S + qx];
+              A[(k * n1 + j) * S + qx] = s;
             }
           }
       ctx.sync();
-      // transposed x and the scatter: the i rows of B and G reused
+      // transposed x and the scatter: the i rows of B reused
       if (valid)
         for (int j : ctx.threads_y(n1))
           for (int i : ctx.threads_x(n1)) {
-            Reused<MaxN> b, g;
+            Reused<MaxN> b;
             b.load(&B[i * S], 1, m1);
-            if (Split) g.load(&G[i * m1], 1, m1);
             for (int k : ctx.threads_z(n1)) {
               double s = 0;
               const int row = (k * n1 + j) * S;
 TESSERA_INTERP_UNROLL
-              for (int qx = 0; qx < M; ++qx)
-                if (full || qx < m1) {
-                  s += b[qx] * A[row + qx];
-                  if (Split) s += g[qx] * Ag[row + qx];
-                }
+              for (int qx = 0; qx < MaxN; ++qx)
+                if (qx < m1) s += b[qx] * A[row + qx];
               store_result(a, el_idxs, e, c, (k * n1 + j) * n1 + i, s);
             }
           }

@@ -11,5 +11,6 @@
 #include "hex_thread.hpp"
 #include "hex_diffusion_lines.hpp"
 #include "hex_points.hpp"
+#include "hex_runtime.hpp"
 #include "simplex.hpp"
 #include "plan.hpp"

@@ -28,6 +28,7 @@ struct HexOperator {
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
     if constexpr (Policy::lines && Diffusion) hex_diffusion_lines<OnTheFly, MaxN, Nodal>(ctx, a, t);
     else if constexpr (Policy::lines) hex_mass_lines<OnTheFly, MaxN>(ctx, a, t);
+    else if constexpr (MaxN == 0) hex_operator_runtime<Diffusion, OnTheFly>(ctx, a);
     else hex_operator<Diffusion, OnTheFly, MaxN, Nodal>(ctx, a);
   }
 };
