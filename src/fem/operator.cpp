@@ -313,7 +313,7 @@ void H1Operator::apply(View<const double, 1> x, View<double, 1> y) const {
     }
     if (part.fused) {
       const double* qdata = otf ? nullptr : diffusion ? part.gf.D.data() : part.gf.wdetJ.data();
-      part.interp.apply_operator(diffusion, qdata, x, y, opt_.elements_per_block, scatter);
+      part.interp.apply_operator(plan_of(part, false), qdata, x, y, scatter);
       continue;
     }
     part.interp.interpolate(x, what, part.qd);
@@ -337,7 +337,15 @@ void H1Operator::apply_element(View<const double, 3> xe, View<double, 3> ye) con
                                 diffusion ? GeometricFactorFlags::D : GeometricFactorFlags::WDetJ);
   const GeometricFactors& gf = part.gf;
   const double* qdata = otf ? nullptr : diffusion ? gf.D.data() : gf.wdetJ.data();
-  part.interp.apply_operator_element(diffusion, qdata, xe, ye, opt_.elements_per_block);
+  part.interp.apply_operator_element(plan_of(part, true), qdata, xe, ye);
+}
+
+const OperatorPlan& H1Operator::plan_of(const Part& part, bool element) const {
+  std::optional<OperatorPlan>& p = element ? part.element_plan : part.plan;
+  if (!p)
+    p = part.interp.plan_operator(kind_ == OperatorKind::Diffusion, opt_.geometry == GeometrySource::OnTheFly, element,
+                                  opt_.elements_per_block);
+  return *p;
 }
 
 namespace {
@@ -377,7 +385,11 @@ int H1Operator::elements_per_item(bool element, std::string* source) const {
 void H1Operator::set_elements_per_item(int k) {
   TESSERA_REQUIRE(k >= 0, "fem::H1Operator: elements per item must be >= 0 (0: automatic), got ", k);
   opt_.elements_per_item = k;
-  for (Part& p : parts_) p.interp.set_elements_per_item(k);
+  for (Part& p : parts_) {
+    p.interp.set_elements_per_item(k);
+    p.plan.reset();
+    p.element_plan.reset();
+  }
 }
 
 std::string H1Operator::tuning_key(bool element) const {
@@ -389,6 +401,10 @@ std::string H1Operator::tuning_key(bool element) const {
 void H1Operator::set_elements_per_block(int epb) {
   TESSERA_REQUIRE(epb >= 0, "fem::H1Operator: elements per block must be >= 0 (0: automatic), got ", epb);
   opt_.elements_per_block = epb;
+  for (Part& p : parts_) {
+    p.plan.reset();
+    p.element_plan.reset();
+  }
 }
 
 H1Operator::CpuKernelInfo H1Operator::cpu_kernel() const {

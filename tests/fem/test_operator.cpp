@@ -619,6 +619,34 @@ TEST_P(OperatorTest, StoreExclusiveIsRefusedByTheKernelsThatAdd) {
   EXPECT_NO_THROW(i1.apply_operator(false, g1.wdetJ.data(), x.cview(), y.view(), 0, OperatorScatter::Add));
 }
 
+TEST_P(OperatorTest, PlanHoldsTheLaunchAndIsCheckedAgainstTheCall) {
+  // plan_operator gathers the run-time rules once (H1Operator keeps its plans): its elements
+  // per block and shared bytes are those the queries give, an explicit count is kept as the
+  // option, and a plan of the other kind (element-level, on the fly) is refused by the apply.
+  const Mesh mesh = generate_mesh("box:hex:2x2x2");
+  const H1Space space(mesh, 3, 1);
+  const Interpolator in(space, Geometry::Hexahedron, quadrature(Geometry::Hexahedron, 9), exec());
+  const OperatorPlan pl = in.plan_operator(true, false, false);
+  EXPECT_EQ(pl.elements_per_block, in.operator_elements_per_block(true, false, false));
+  EXPECT_EQ(pl.elements_per_item, in.operator_elements_per_item(true, false, false));
+  EXPECT_FALSE(pl.block_source.empty());
+  EXPECT_EQ(detail::team_shared_bytes(detail::make_team_params(
+                Teams{in.num_elements(), pl.elements_per_block, pl.threads, pl.item_bytes, pl.common_bytes})),
+            in.operator_shared_bytes(true, false, pl.elements_per_block));
+  const OperatorPlan two = in.plan_operator(true, false, false, 2);
+  EXPECT_EQ(two.elements_per_block, 2);
+  EXPECT_EQ(two.block_source, "option");
+  const GeometricFactors g = geometric_factors(mesh, Geometry::Hexahedron, quadrature(Geometry::Hexahedron, 9), exec(),
+                                               GeometricFactorFlags::D);
+  Array<double, 1> x("x", {space.num_dofs()}, exec().space()), y("y", {space.num_dofs()}, exec().space());
+  x.fill(1.0);
+  y.fill(0.0);
+  EXPECT_NO_THROW(in.apply_operator(pl, g.D.data(), x.cview(), y.view()));
+  EXPECT_ERROR_MENTIONS(in.apply_operator(in.plan_operator(true, false, true), g.D.data(), x.cview(), y.view()),
+                        "element-level");
+  EXPECT_ERROR_MENTIONS(in.apply_operator(pl, nullptr, x.cview(), y.view()), "stored point data");
+}
+
 TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
   // The fused hexahedron kernel has variants by the larger of nodes and points per direction
   // (<= 4, 6, 8, 10, 12, 14, 16, more; operator_bound): p = 5, 6 and 7, 8 (q = p + 2) fill the

@@ -196,6 +196,21 @@ int interpolation_heuristic_epb(const InterpolationKernel& k);
 /// the others added (StoreExclusive; no atomics and no zero fill needed for the former).
 enum class OperatorScatter { Add, StoreExclusive };
 
+/// How a fused operator is launched, as Interpolator::plan_operator chose it from every
+/// run-time rule (kernel family, elements per item and per block, threads, shared memory):
+/// computed once per operator and kept (H1Operator), so that the rules run at set-up and not
+/// at every apply. docs/dev/operator-kernels.md describes the rules.
+struct OperatorPlan {
+  bool diffusion = false, on_the_fly = false, element = false;
+  int elements_per_item = 1, elements_per_block = 1;
+  std::string item_source, block_source;  ///< "option", "tuning cache", "heuristic", ...
+  Dim3 threads{1, 1, 1};                  ///< threads per element
+  std::size_t item_bytes = 0, common_bytes = 0;  ///< shared memory per item and per block
+  bool prefetch_qdata = false;            ///< stored point data prefetched into L2 a step ahead
+  bool merged_lines = false;              ///< the Gauss diffusion line kernel's merged buffers
+  bool tables_shared = false;             ///< simplices: the tables in shared memory
+};
+
 /// Interpolation of the fields of an H1Space at the points of a rule on the elements of one
 /// geometry, and its transpose (see the file comment).
 class Interpolator {
@@ -266,6 +281,16 @@ class Interpolator {
   /// StoreExclusive needs operator_stores_exclusive(diffusion) (throws otherwise).
   void apply_operator(bool diffusion, const double* qdata, View<const double, 1> x, View<double, 1> y,
                       int epb = 0, OperatorScatter scatter = OperatorScatter::Add) const;
+  /// The plan of the fused operator's launch (global apply, or element by element): every
+  /// run-time rule in one place; epb <= 0 the rule's elements per block. Throws when epb
+  /// elements per block need more shared memory than the device has (bounded kernels).
+  OperatorPlan plan_operator(bool diffusion, bool on_the_fly, bool element, int epb = 0) const;
+  /// apply_operator and apply_operator_element as planned (plan.on_the_fly: qdata must be
+  /// nullptr; plan.element must match the call).
+  void apply_operator(const OperatorPlan& plan, const double* qdata, View<const double, 1> x, View<double, 1> y,
+                      OperatorScatter scatter = OperatorScatter::Add) const;
+  void apply_operator_element(const OperatorPlan& plan, const double* qdata, View<const double, 3> xe,
+                              View<double, 3> ye) const;
   /// Whether the fused global apply's kernel can store the nodes of one element
   /// (OperatorScatter::StoreExclusive): every fused kernel but those that always add, the
   /// one-thread-per-element ones (hexahedra at p <= 2) and the column kernel of Gauss-Lobatto
@@ -314,7 +339,7 @@ class Interpolator {
   void run(int epb, bool transpose, Eval what, const double* u, const QuadratureData& qd, double* e_out) const;
   void ensure_geometry() const;
   void ensure_vertices() const;  // X_, checked
-  void run_operator(bool diffusion, const double* qdata, const double* x, double* y, bool element, int epb,
+  void run_operator(const OperatorPlan& plan, const double* qdata, const double* x, double* y,
                     OperatorScatter scatter = OperatorScatter::Add) const;
   /// The operator kernel's threads per element and shared memory (per element, common) for a
   /// launch of epb elements per block (the one-thread-per-element kernel's common rows grow with it).

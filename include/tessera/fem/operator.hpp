@@ -29,6 +29,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -175,7 +176,12 @@ class H1Operator {
     /// instead of the fused team kernel; then gf is released, and filled again by the first
     /// apply_element (which the batched kernel does not serve).
     std::shared_ptr<const cpu_detail::BatchedOperator> batched;
+    /// The fused kernel's launch plans (global apply, element by element), made at the first
+    /// apply of each kind and kept until the elements per item or block change.
+    mutable std::optional<OperatorPlan> plan, element_plan;
   };
+  /// part's plan of that kind, made now if it has none.
+  const OperatorPlan& plan_of(const Part& part, bool element) const;
   OperatorKind kind_;
   Exec exec_;
   OperatorOptions opt_;

@@ -28,12 +28,21 @@ using ia::kSharedTableBytes;
 
 void Interpolator::apply_operator(bool diffusion, const double* qdata, View<const double, 1> x, View<double, 1> y,
                                   int epb, OperatorScatter scatter) const {
+  apply_operator(plan_operator(diffusion, qdata == nullptr, false, epb), qdata, x, y, scatter);
+}
+
+void Interpolator::apply_operator(const OperatorPlan& plan, const double* qdata, View<const double, 1> x,
+                                  View<double, 1> y, OperatorScatter scatter) const {
+  TESSERA_REQUIRE(!plan.element && plan.on_the_fly == (qdata == nullptr),
+                  "fem::Interpolator::apply_operator: the plan is for ", plan.element ? "element-level applies" : "",
+                  plan.on_the_fly == (qdata == nullptr) ? "" : plan.on_the_fly ? "on-the-fly geometry, but point data was given"
+                                                                               : "stored point data, but none was given");
   check_vector(exec_, "apply_operator", "input vector", x.data(), x.size(), index_t(comps_) * nn_);
   check_vector(exec_, "apply_operator", "output vector", y.data(), y.size(), index_t(comps_) * nn_);
-  TESSERA_REQUIRE(scatter == OperatorScatter::Add || operator_stores_exclusive(diffusion),
+  TESSERA_REQUIRE(scatter == OperatorScatter::Add || operator_stores_exclusive(plan.diffusion),
                   "fem::Interpolator::apply_operator: OperatorScatter::StoreExclusive with a kernel that adds every "
                   "entry (", name(geom_), " p = ", p_, ", ", comps_, " component(s)); use OperatorScatter::Add");
-  run_operator(diffusion, qdata, x.data(), y.data(), false, epb, scatter);
+  run_operator(plan, qdata, x.data(), y.data(), scatter);
 }
 
 bool Interpolator::operator_stores_exclusive(bool diffusion) const {
@@ -45,6 +54,15 @@ bool Interpolator::operator_stores_exclusive(bool diffusion) const {
 
 void Interpolator::apply_operator_element(bool diffusion, const double* qdata, View<const double, 3> xe,
                                           View<double, 3> ye, int epb) const {
+  apply_operator_element(plan_operator(diffusion, qdata == nullptr, true, epb), qdata, xe, ye);
+}
+
+void Interpolator::apply_operator_element(const OperatorPlan& plan, const double* qdata, View<const double, 3> xe,
+                                          View<double, 3> ye) const {
+  TESSERA_REQUIRE(plan.element && plan.on_the_fly == (qdata == nullptr),
+                  "fem::Interpolator::apply_operator_element: the plan is for ", plan.element ? "" : "the global apply",
+                  plan.on_the_fly == (qdata == nullptr) ? "" : plan.on_the_fly ? "on-the-fly geometry, but point data was given"
+                                                                               : "stored point data, but none was given");
   const auto check = [&](const char* what, index_t e0, index_t e1, index_t e2, const void* data, index_t size) {
     if (e0 != ne_ || e1 != comps_ || e2 != nd_)
       fail("fem::Interpolator::apply_operator_element (", name(geom_), "): the ", what, " E-vector has extents (",
@@ -54,18 +72,55 @@ void Interpolator::apply_operator_element(bool diffusion, const double* qdata, V
   };
   check("input", xe.extent(0), xe.extent(1), xe.extent(2), xe.data(), xe.size());
   check("output", ye.extent(0), ye.extent(1), ye.extent(2), ye.data(), ye.size());
-  run_operator(diffusion, qdata, xe.data(), ye.data(), true, epb);
+  run_operator(plan, qdata, xe.data(), ye.data());
 }
 
-void Interpolator::run_operator(bool diffusion, const double* qdata, const double* x, double* y, bool element,
-                                int epb, OperatorScatter scatter) const {
+OperatorPlan Interpolator::plan_operator(bool diffusion, bool on_the_fly, bool element, int epb) const {
+  OperatorPlan pl;
+  pl.diffusion = diffusion;
+  pl.on_the_fly = on_the_fly;
+  pl.element = element;
+  if (!tensor_) pl.tables_shared = simplex_operator_tables_shared(diffusion);
+  // The hexahedron diffusion line kernel with Gauss points prefetches each element's stored
+  // data into L2 a step ahead where an element's block is at least kPrefetchBytes: on the H100
+  // (8M DOFs, same run) BP3 p = 6..10 (24-64 KB per element) ran 1.13-1.22x faster, p = 2..5
+  // (3-16 KB) 0.69-0.94x, and with the points at the nodes (BP5, BK5) 0.94-1.03x
+  // (docs/benchmarks/operators.md). The kernels that do not prefetch ignore the flag.
+  pl.prefetch_qdata = diffusion && !on_the_fly && !nodal_points_ && geom_ == Geometry::Hexahedron &&
+                      exec_.on_device() && sizeof(double) * 6 * std::size_t(nq_) >= kPrefetchBytes;
+  pl.merged_lines = operator_merged_lines();
+  pl.elements_per_item = operator_elements_per_item(diffusion, on_the_fly, element, &pl.item_source);
+  if (!tensor_) pl.elements_per_item = std::min(pl.elements_per_item, ia::kSimplexMaxChunk);
+  if (epb > 0) {
+    pl.block_source = "option";
+  } else {
+    epb = operator_elements_per_block(diffusion, on_the_fly, element, &pl.block_source);
+  }
+  TESSERA_REQUIRE(epb >= 1, "fem::Interpolator::apply_operator: elements per block must be >= 1, got ", epb);
+  pl.elements_per_block = epb;
+  pl.threads = operator_shape(diffusion, on_the_fly, element, &pl.item_bytes, &pl.common_bytes, epb);
+  // the run-time-size kernels' element buffers go to device memory when they do not fit
+  // (items_may_spill in operator/launch.cpp); the bounded ones must fit
+  if (exec_.on_device() && !ia::operator_may_spill(opt_.kernels, geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_, comps_, element)) {
+    const std::size_t limit = current_device().shared_per_block_optin;
+    const std::size_t need = operator_shared_bytes(diffusion, on_the_fly, epb, element);
+    if (need > limit)
+      fail("fem::Interpolator::apply_operator (", name(geom_), ", p = ", p_, ", ", nq_, " points): ", epb,
+           " elements per block need ", need, " bytes of shared memory, over the limit of ", limit, " bytes",
+           epb > 1 ? "; use fewer elements per block" : "; this order and rule do not fit one element per block");
+  }
+  return pl;
+}
+
+void Interpolator::run_operator(const OperatorPlan& pl, const double* qdata, const double* x, double* y,
+                                OperatorScatter scatter) const {
   ia::Args a;
   fill_args(a);
   a.u = x;
   a.y_out = y;
-  if (element) a.idx = nullptr;
+  if (pl.element) a.idx = nullptr;
   a.qdata = qdata;
-  a.on_the_fly = qdata == nullptr;
+  a.on_the_fly = pl.on_the_fly;
   if (a.on_the_fly) {
     prepare_operator(true);
     a.X = X_.data();
@@ -75,36 +130,16 @@ void Interpolator::run_operator(bool diffusion, const double* qdata, const doubl
   if (!tensor_) {
     a.Bq = Bq_.data();
     a.Gq = Gq_.data();
-    a.tables_shared = simplex_operator_tables_shared(diffusion);
+    a.tables_shared = pl.tables_shared;
   }
-  if (!element && scatter == OperatorScatter::StoreExclusive) a.owned_from = static_cast<int>(exclusive_from_);
-  // The hexahedron diffusion line kernel with Gauss points prefetches each element's stored
-  // data into L2 a step ahead where an element's block is at least kPrefetchBytes: on the H100
-  // (8M DOFs, same run) BP3 p = 6..10 (24-64 KB per element) ran 1.13-1.22x faster, p = 2..5
-  // (3-16 KB) 0.69-0.94x, and with the points at the nodes (BP5, BK5) 0.94-1.03x
-  // (docs/benchmarks/operators.md). The kernels that do not prefetch ignore the flag.
-  a.prefetch_qdata = diffusion && !a.on_the_fly && !nodal_points_ && geom_ == Geometry::Hexahedron &&
-                     exec_.on_device() && sizeof(double) * 6 * std::size_t(nq_) >= kPrefetchBytes;
-  a.merged_lines = operator_merged_lines();
-  a.chunk = operator_elements_per_item(diffusion, a.on_the_fly, element);
-  if (!tensor_) a.chunk = std::min(a.chunk, ia::kSimplexMaxChunk);
-  if (epb <= 0) epb = operator_elements_per_block(diffusion, a.on_the_fly, element);
-  TESSERA_REQUIRE(epb >= 1, "fem::Interpolator::apply_operator: elements per block must be >= 1, got ", epb);
-  std::size_t item = 0, common = 0;
-  const Dim3 th = operator_shape(diffusion, a.on_the_fly, element, &item, &common, epb);
-  // the run-time-size kernels' element buffers go to device memory when they do not fit
-  // (items_may_spill in operator/launch.cpp); the bounded ones must fit
-  if (exec_.on_device() && !ia::operator_may_spill(opt_.kernels, geom_, diffusion, a.on_the_fly, nd1_, nq1_, nodal_points_, comps_, element)) {
-    const std::size_t limit = current_device().shared_per_block_optin;
-    const std::size_t need = operator_shared_bytes(diffusion, a.on_the_fly, epb, element);
-    if (need > limit)
-      fail("fem::Interpolator::apply_operator (", name(geom_), ", p = ", p_, ", ", nq_, " points): ", epb,
-           " elements per block need ", need, " bytes of shared memory, over the limit of ", limit, " bytes",
-           epb > 1 ? "; use fewer elements per block" : "; this order and rule do not fit one element per block");
-  }
+  if (!pl.element && scatter == OperatorScatter::StoreExclusive) a.owned_from = static_cast<int>(exclusive_from_);
+  a.prefetch_qdata = pl.prefetch_qdata;
+  a.merged_lines = pl.merged_lines;
+  a.chunk = pl.elements_per_item;
   if (ne_ == 0) return;
-  const Teams t{(ne_ + a.chunk - 1) / a.chunk, epb, th, item, common};
-  ia::launch_operator(opt_.kernels, diffusion ? "fem/operator_diffusion" : "fem/operator_mass", exec_, t, geom_, diffusion, a);
+  const Teams t{(ne_ + a.chunk - 1) / a.chunk, pl.elements_per_block, pl.threads, pl.item_bytes, pl.common_bytes};
+  ia::launch_operator(opt_.kernels, pl.diffusion ? "fem/operator_diffusion" : "fem/operator_mass", exec_, t, geom_,
+                      pl.diffusion, a);
 }
 
 namespace {
