@@ -29,7 +29,7 @@ TESSERA_HOST_DEVICE inline void runtime_tiles(TeamContext& ctx, int ny, int nx, 
 }
 
 /// The element buffers of the run-time-size kernel, in carving order; Interpolator::
-/// operator_shape sizes the same list (runtime_item_doubles).
+/// operator_shape sizes the same list.
 struct RuntimeSizes {
   int A, C, V, P;  // x stage (n1, n1, m1); y stage (n1, m1, m1); point values (m1^3); point data
 };
@@ -38,48 +38,41 @@ TESSERA_HOST_DEVICE inline RuntimeSizes runtime_sizes(bool diffusion, bool nodal
   return {skip ? 0 : n1 * n1 * m1, skip ? 0 : n1 * m1 * m1, diffusion && !nodal ? q : 0, (diffusion ? 3 : 1) * q};
 }
 
-/// The three value stages to the points: u (n1, n1, n1) -> A -> C -> at(qz, qy, qx, value).
-/// Barriers between the stages; `valid` false (an item past the last element) computes nothing.
+/// One stage: out(y, x, z, sum_r term(y, x, z, r)) for y < ny, x < nx, z < nz, r < K, each
+/// thread a tile along z (entries of term that do not depend on z are read once per tile);
+/// nothing where !valid (an item past the last element).
+template <class Term, class Out>
+TESSERA_HOST_DEVICE inline void runtime_stage(TeamContext& ctx, bool valid, int ny, int nx, int nz, int K,
+                                              const Term& term, const Out& out) {
+  if (!valid) return;
+  runtime_tiles(ctx, ny, nx, nz, [&](int y, int x, RuntimeTile z) {
+    double s[kRuntimeTile] = {};
+    for (int r = 0; r < K; ++r)
+TESSERA_INTERP_UNROLL
+      for (int t = 0; t < kRuntimeTile; ++t) s[t] += term(y, x, z.at(t), r);
+TESSERA_INTERP_UNROLL
+    for (int t = 0; t < kRuntimeTile; ++t)
+      if (z.stores(t)) out(y, x, z.at(t), s[t]);
+  });
+}
+
+/// The three value stages to the points: u (n1, n1, n1) -> A -> C -> at(qz, qy, qx, value),
+/// with barriers between them.
 template <class At>
 TESSERA_HOST_DEVICE inline void runtime_to_points(TeamContext& ctx, const Args& a, bool valid, const double* B,
                                                   const double* u, double* A, double* C, const At& at) {
-  constexpr int T = kRuntimeTile;
   const int n1 = a.nd1, m1 = a.nq1;
-  if (valid) runtime_tiles(ctx, n1, m1, n1, [&](int j, int qx, RuntimeTile k) {  // A(k, j, qx) = sum_i B(i, qx) u(k, j, i)
-    double s[T] = {};
-    for (int i = 0; i < n1; ++i) {
-      const double b = B[i * m1 + qx];
-TESSERA_INTERP_UNROLL
-      for (int t = 0; t < T; ++t) s[t] += b * u[(k.at(t) * n1 + j) * n1 + i];
-    }
-TESSERA_INTERP_UNROLL
-    for (int t = 0; t < T; ++t)
-      if (k.stores(t)) A[(k.at(t) * n1 + j) * m1 + qx] = s[t];
-  });
+  runtime_stage(  // A(k, j, qx) = sum_i B(i, qx) u(k, j, i)
+      ctx, valid, n1, m1, n1, n1, [&](int j, int qx, int k, int i) { return B[i * m1 + qx] * u[(k * n1 + j) * n1 + i]; },
+      [&](int j, int qx, int k, double v) { A[(k * n1 + j) * m1 + qx] = v; });
   ctx.sync();
-  if (valid) runtime_tiles(ctx, m1, m1, n1, [&](int qy, int qx, RuntimeTile k) {  // C(k, qy, qx) = sum_j B(j, qy) A(k, j, qx)
-    double s[T] = {};
-    for (int j = 0; j < n1; ++j) {
-      const double b = B[j * m1 + qy];
-TESSERA_INTERP_UNROLL
-      for (int t = 0; t < T; ++t) s[t] += b * A[(k.at(t) * n1 + j) * m1 + qx];
-    }
-TESSERA_INTERP_UNROLL
-    for (int t = 0; t < T; ++t)
-      if (k.stores(t)) C[(k.at(t) * m1 + qy) * m1 + qx] = s[t];
-  });
+  runtime_stage(  // C(k, qy, qx) = sum_j B(j, qy) A(k, j, qx)
+      ctx, valid, m1, m1, n1, n1, [&](int qy, int qx, int k, int j) { return B[j * m1 + qy] * A[(k * n1 + j) * m1 + qx]; },
+      [&](int qy, int qx, int k, double v) { C[(k * m1 + qy) * m1 + qx] = v; });
   ctx.sync();
-  if (valid) runtime_tiles(ctx, m1, m1, m1, [&](int qy, int qx, RuntimeTile z) {  // sum_k B(k, qz) C(k, qy, qx)
-    double s[T] = {};
-    for (int k = 0; k < n1; ++k) {
-      const double c = C[(k * m1 + qy) * m1 + qx];
-TESSERA_INTERP_UNROLL
-      for (int t = 0; t < T; ++t) s[t] += B[k * m1 + z.at(t)] * c;
-    }
-TESSERA_INTERP_UNROLL
-    for (int t = 0; t < T; ++t)
-      if (z.stores(t)) at(z.at(t), qy, qx, s[t]);
-  });
+  runtime_stage(  // sum_k B(k, qz) C(k, qy, qx)
+      ctx, valid, m1, m1, m1, n1, [&](int qy, int qx, int qz, int k) { return B[k * m1 + qz] * C[(k * m1 + qy) * m1 + qx]; },
+      [&](int qy, int qx, int qz, double v) { at(qz, qy, qx, v); });
 }
 
 /// The transposed value stages: X (m1, m1, m1) at the points -> C -> A -> the element's result
@@ -87,43 +80,18 @@ TESSERA_INTERP_UNROLL
 TESSERA_HOST_DEVICE inline void runtime_from_points(TeamContext& ctx, const Args& a, bool valid, const double* B,
                                                     const double* X, double* C, double* A, const int* idxs, index_t e,
                                                     int c) {
-  constexpr int T = kRuntimeTile;
   const int n1 = a.nd1, m1 = a.nq1;
-  if (valid) runtime_tiles(ctx, m1, m1, n1, [&](int qy, int qx, RuntimeTile k) {  // C(k, qy, qx) = sum_qz B(k, qz) X(qz, qy, qx)
-    double s[T] = {};
-    for (int qz = 0; qz < m1; ++qz) {
-      const double x = X[(qz * m1 + qy) * m1 + qx];
-TESSERA_INTERP_UNROLL
-      for (int t = 0; t < T; ++t) s[t] += B[k.at(t) * m1 + qz] * x;
-    }
-TESSERA_INTERP_UNROLL
-    for (int t = 0; t < T; ++t)
-      if (k.stores(t)) C[(k.at(t) * m1 + qy) * m1 + qx] = s[t];
-  });
+  runtime_stage(  // C(k, qy, qx) = sum_qz B(k, qz) X(qz, qy, qx)
+      ctx, valid, m1, m1, n1, m1, [&](int qy, int qx, int k, int qz) { return B[k * m1 + qz] * X[(qz * m1 + qy) * m1 + qx]; },
+      [&](int qy, int qx, int k, double v) { C[(k * m1 + qy) * m1 + qx] = v; });
   ctx.sync();
-  if (valid) runtime_tiles(ctx, n1, m1, n1, [&](int j, int qx, RuntimeTile k) {  // A(k, j, qx) = sum_qy B(j, qy) C(k, qy, qx)
-    double s[T] = {};
-    for (int qy = 0; qy < m1; ++qy) {
-      const double b = B[j * m1 + qy];
-TESSERA_INTERP_UNROLL
-      for (int t = 0; t < T; ++t) s[t] += b * C[(k.at(t) * m1 + qy) * m1 + qx];
-    }
-TESSERA_INTERP_UNROLL
-    for (int t = 0; t < T; ++t)
-      if (k.stores(t)) A[(k.at(t) * n1 + j) * m1 + qx] = s[t];
-  });
+  runtime_stage(  // A(k, j, qx) = sum_qy B(j, qy) C(k, qy, qx)
+      ctx, valid, n1, m1, n1, m1, [&](int j, int qx, int k, int qy) { return B[j * m1 + qy] * C[(k * m1 + qy) * m1 + qx]; },
+      [&](int j, int qx, int k, double v) { A[(k * n1 + j) * m1 + qx] = v; });
   ctx.sync();
-  if (valid) runtime_tiles(ctx, n1, n1, n1, [&](int j, int i, RuntimeTile k) {  // sum_qx B(i, qx) A(k, j, qx)
-    double s[T] = {};
-    for (int qx = 0; qx < m1; ++qx) {
-      const double b = B[i * m1 + qx];
-TESSERA_INTERP_UNROLL
-      for (int t = 0; t < T; ++t) s[t] += b * A[(k.at(t) * n1 + j) * m1 + qx];
-    }
-TESSERA_INTERP_UNROLL
-    for (int t = 0; t < T; ++t)
-      if (k.stores(t)) store_result(a, idxs, e, c, (k.at(t) * n1 + j) * n1 + i, s[t]);
-  });
+  runtime_stage(  // sum_qx B(i, qx) A(k, j, qx)
+      ctx, valid, n1, n1, n1, m1, [&](int j, int i, int k, int qx) { return B[i * m1 + qx] * A[(k * n1 + j) * m1 + qx]; },
+      [&](int j, int i, int k, double v) { store_result(a, idxs, e, c, (k * n1 + j) * n1 + i, v); });
 }
 
 /// Hexahedron mass (Diffusion = false) and diffusion, stored or on-the-fly geometry, nd1 nodes
@@ -160,10 +128,10 @@ TESSERA_HOST_DEVICE void hex_operator_runtime(TeamContext& ctx, const Args& a) {
     };
     if constexpr (!Diffusion) {
       runtime_to_points(ctx, a, valid, B.data(), u, A.data(), C.data(), [&](int qz, int qy, int qx, double v) {
-          double F[1];
-          factor(qz, qy, qx, F);
-          P[(qz * m1 + qy) * m1 + qx] = F[0] * v;
-        });
+        double F[1];
+        factor(qz, qy, qx, F);
+        P[(qz * m1 + qy) * m1 + qx] = F[0] * v;
+      });
       ctx.sync();
       runtime_from_points(ctx, a, valid, B.data(), P.data(), C.data(), A.data(), el_idxs, e, c);
     } else {
@@ -203,25 +171,17 @@ TESSERA_INTERP_UNROLL
       ctx.sync();
       // the transposed gradient at the points: the result where the points are the nodes, else
       // into V (dead since the gradients) for the transposed value stages
-      if (valid)
-        runtime_tiles(ctx, m1, m1, m1, [&](int qy, int qx, RuntimeTile zt) {
-          double s[T] = {};
-          for (int r = 0; r < m1; ++r) {
-            const double dx = D[r * m1 + qx], dy = D[r * m1 + qy], p2 = P[2 * q3 + (r * m1 + qy) * m1 + qx];
-TESSERA_INTERP_UNROLL
-            for (int t = 0; t < T; ++t) {
-              const int qz = zt.at(t);
-              s[t] += dx * P[(qz * m1 + qy) * m1 + r] + dy * P[q3 + (qz * m1 + r) * m1 + qx] + D[r * m1 + qz] * p2;
-            }
-          }
-TESSERA_INTERP_UNROLL
-          for (int t = 0; t < T; ++t)
-            if (zt.stores(t)) {
-              const int q = (zt.at(t) * m1 + qy) * m1 + qx;
-              if (nodal) store_result(a, el_idxs, e, c, q, s[t]);
-              else V[q] = s[t];
-            }
-        });
+      runtime_stage(
+          ctx, valid, m1, m1, m1, m1,
+          [&](int qy, int qx, int qz, int r) {
+            return D[r * m1 + qx] * P[(qz * m1 + qy) * m1 + r] + D[r * m1 + qy] * P[q3 + (qz * m1 + r) * m1 + qx] +
+                   D[r * m1 + qz] * P[2 * q3 + (r * m1 + qy) * m1 + qx];
+          },
+          [&](int qy, int qx, int qz, double v) {
+            const int q = (qz * m1 + qy) * m1 + qx;
+            if (nodal) store_result(a, el_idxs, e, c, q, v);
+            else V[q] = v;
+          });
       if (!nodal) {
         ctx.sync();
         runtime_from_points(ctx, a, valid, B.data(), V.data(), C.data(), A.data(), el_idxs, e, c);
