@@ -78,16 +78,17 @@ struct Args {
 // would put them in local memory). Physical gradients need space_dim == dim.
 
 /// J(r, c) = d x_r / d xi_c of a quadrilateral or hexahedron at xi from its vertices Xe
-/// (vertex v at corner[v]).
-template <int Dim>
-TESSERA_HOST_DEVICE inline void tensor_jacobian(const Args& a, const double* Xe, const double* xi, double J[3][3]) {
+/// (vertex v at corner[v]). T: double, or the CPU's simd::vdouble (one element per lane).
+template <int Dim, class T = double>
+TESSERA_HOST_DEVICE inline void tensor_jacobian(const Args& a, const T* Xe, const T* xi, T J[3][3]) {
   constexpr int NV = Dim == 2 ? 4 : 8;
 TESSERA_INTERP_UNROLL
   for (int r = 0; r < Dim; ++r)
 TESSERA_INTERP_UNROLL
-    for (int c = 0; c < Dim; ++c) J[r][c] = 0;
+    for (int c = 0; c < Dim; ++c) J[r][c] = T{};
   for (int v = 0; v < NV; ++v) {  // not unrolled: keeps the register count down
-    double f[Dim], df[Dim];
+    T f[Dim];
+    double df[Dim];
 TESSERA_INTERP_UNROLL
     for (int d = 0; d < Dim; ++d) {
       f[d] = a.corner[v][d] ? xi[d] : 1.0 - xi[d];
@@ -95,7 +96,7 @@ TESSERA_INTERP_UNROLL
     }
 TESSERA_INTERP_UNROLL
     for (int c = 0; c < Dim; ++c) {
-      double g = df[c];
+      T g = T{} + df[c];  // df[c] itself for double, every lane for vectors
 TESSERA_INTERP_UNROLL
       for (int d = 0; d < Dim; ++d)
         if (d != c) g *= f[d];
@@ -106,28 +107,28 @@ TESSERA_INTERP_UNROLL
 }
 
 /// J of a triangle or tetrahedron (constant): J(r, c) = x_{c+1, r} - x_{0, r}.
-template <int Dim>
-TESSERA_HOST_DEVICE inline void simplex_jacobian(const double* Xe, double J[3][3]) {
+template <int Dim, class T = double>
+TESSERA_HOST_DEVICE inline void simplex_jacobian(const T* Xe, T J[3][3]) {
 TESSERA_INTERP_UNROLL
   for (int r = 0; r < Dim; ++r)
 TESSERA_INTERP_UNROLL
     for (int c = 0; c < Dim; ++c) J[r][c] = Xe[(c + 1) * Dim + r] - Xe[r];
 }
 
-/// Ji(c, r) = (J^-1)(c, r).
-template <int Dim>
-TESSERA_HOST_DEVICE inline void invert(const double J[3][3], double Ji[3][3]) {
+/// Ji(c, r) = (J^-1)(c, r) (T: double or simd::vdouble).
+template <int Dim, class T = double>
+TESSERA_HOST_DEVICE inline void invert(const T J[3][3], T Ji[3][3]) {
   if constexpr (Dim == 2) {
-    const double s = 1.0 / (J[0][0] * J[1][1] - J[0][1] * J[1][0]);
+    const T s = 1.0 / (J[0][0] * J[1][1] - J[0][1] * J[1][0]);
     Ji[0][0] = J[1][1] * s;
     Ji[0][1] = -J[0][1] * s;
     Ji[1][0] = -J[1][0] * s;
     Ji[1][1] = J[0][0] * s;
   } else {
-    const double c00 = J[1][1] * J[2][2] - J[1][2] * J[2][1];
-    const double c01 = J[1][2] * J[2][0] - J[1][0] * J[2][2];
-    const double c02 = J[1][0] * J[2][1] - J[1][1] * J[2][0];
-    const double s = 1.0 / (J[0][0] * c00 + J[0][1] * c01 + J[0][2] * c02);
+    const T c00 = J[1][1] * J[2][2] - J[1][2] * J[2][1];
+    const T c01 = J[1][2] * J[2][0] - J[1][0] * J[2][2];
+    const T c02 = J[1][0] * J[2][1] - J[1][1] * J[2][0];
+    const T s = 1.0 / (J[0][0] * c00 + J[0][1] * c01 + J[0][2] * c02);
     Ji[0][0] = c00 * s;
     Ji[1][0] = c01 * s;
     Ji[2][0] = c02 * s;

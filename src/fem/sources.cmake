@@ -31,6 +31,7 @@ target_sources(tessera PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/operator/choice.cpp
   ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_batched.cpp
   ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_contract.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_interp.cpp
   ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_setup.cpp
   ${CMAKE_CURRENT_LIST_DIR}/refinement_transfer.cpp
   ${TESSERA_FEM_KERNEL_SOURCES})
@@ -61,7 +62,8 @@ if(TESSERA_CPU_ARCH AND TESSERA_CPU_ARCH_OK)
   set(_tessera_cpu_arch_name "${TESSERA_CPU_ARCH}")
 endif()
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/operator/cpu_batched.cpp
-                            ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_contract.cpp PROPERTIES
+                            ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_contract.cpp
+                            ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_interp.cpp PROPERTIES
   COMPILE_OPTIONS "${_tessera_cpu_flags}")
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/operator/cpu_batched.cpp PROPERTIES
   COMPILE_DEFINITIONS "TESSERA_CPU_ARCH_NAME=\"${_tessera_cpu_arch_name}\"")

@@ -48,6 +48,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <string>
 
 #include "tessera/core/array.hpp"
@@ -62,6 +63,9 @@ namespace tessera::fem {
 
 namespace interp_detail {
 struct Args;
+}
+namespace cpu_detail {
+class BatchedInterpolator;
 }
 
 /// What is evaluated at the quadrature points (a bit set; combine with `|`).
@@ -154,8 +158,13 @@ struct InterpolatorOptions {
   /// points or nodes than threads loop). Fewer threads per element put more elements, and so
   /// more gathers, in flight per SM.
   int threads_per_element = 0;
-  /// The fused operator kernels that may serve apply_operator (the plan's by default).
+  /// The fused operator kernels that may serve apply_operator (the plan's by default); on the
+  /// CPU, kernels.exact = false also gives interpolate and integrate run-time contraction loops.
   OperatorKernelChoice kernels{};
+  /// CPU backends (serial, OpenMP): interpolate and integrate run element-batched kernels
+  /// (simd::lanes elements side by side, one per lane; every geometry, layout and kind; no
+  /// elements per block); false: the team kernels, one element at a time (comparisons).
+  bool cpu_batched = true;
 };
 
 /// Fields at quadrature points. Each array has rank 4 with the extents of `layout`:
@@ -220,6 +229,9 @@ class Interpolator {
   int order() const { return p_; }
   /// The restriction whose index map the kernels read (and whose scatter_add integrate_add uses).
   const ElementRestriction& restriction() const { return restr_; }
+  /// Whether interpolate and integrate run the CPU's element-batched kernels (a CPU backend and
+  /// InterpolatorOptions::cpu_batched) rather than the team kernels.
+  bool cpu_batched() const { return !exec_.on_device() && opt_.cpu_batched; }
 
   /// Arrays (uninitialised) in exec's space for the flags of `what`.
   QuadratureData allocate(Eval what) const;
@@ -375,6 +387,7 @@ class Interpolator {
   mutable Array<double, 1> wq_;    // the rule's weights (nq), for on-the-fly fused operators
   int corners_[8][3] = {};
   mutable Array<double, 3> scratch_;  // E-vector for integrate_add
+  mutable std::shared_ptr<const cpu_detail::BatchedInterpolator> cpu_;  // built at the first batched call
   mutable std::array<int, 16> epb_cache_{};          // chosen elements per block, by (what, transpose)
   mutable std::array<std::string, 16> epb_source_;   // where each choice came from
   mutable std::array<int, 8> op_epb_{};              // fused operators, by (diffusion, on the fly, element)

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 #include "cpu_indices.hpp"
@@ -42,17 +41,6 @@ extern template void contract_any<true>(bool, const Mat&, const vdouble*, vdoubl
 /// M's even and odd parts (contract_any's eo) where A (rows x cols, row-major) has mirror
 /// symmetry of sign 1 or -1 to 1e-14 relative to its largest entry; sign 0 and nothing else.
 int mirror_parts(const std::vector<double>& A, int rows, int cols, std::vector<double>& eo);
-
-/// A row-major (rows, cols) matrix with its mirror parts, kept together for Mat.
-struct Table {
-  std::vector<double> a, eo;
-  int rows = 0, cols = 0, sign = 0;
-  Table() = default;
-  Table(std::vector<double> entries, int r, int c) : a(std::move(entries)), rows(r), cols(c) {
-    sign = mirror_parts(a, rows, cols, eo);
-  }
-  Mat mat() const { return Mat{a.data(), rows, cols, sign, eo.data()}; }
-};
 
 /// Applies M (rows x cols) along every direction in turn (0 first) to a Dim-dimensional array of
 /// extent cols per direction: in -> out with extent rows, through t0 and t1.
