@@ -78,17 +78,16 @@ struct Args {
 // would put them in local memory). Physical gradients need space_dim == dim.
 
 /// J(r, c) = d x_r / d xi_c of a quadrilateral or hexahedron at xi from its vertices Xe
-/// (vertex v at corner[v]). T: double, or the CPU's simd::vdouble (one element per lane).
-template <int Dim, class T = double>
-TESSERA_HOST_DEVICE inline void tensor_jacobian(const Args& a, const T* Xe, const T* xi, T J[3][3]) {
+/// (vertex v at corner[v]).
+template <int Dim>
+TESSERA_HOST_DEVICE inline void tensor_jacobian(const Args& a, const double* Xe, const double* xi, double J[3][3]) {
   constexpr int NV = Dim == 2 ? 4 : 8;
 TESSERA_INTERP_UNROLL
   for (int r = 0; r < Dim; ++r)
 TESSERA_INTERP_UNROLL
-    for (int c = 0; c < Dim; ++c) J[r][c] = T{};
+    for (int c = 0; c < Dim; ++c) J[r][c] = 0;
   for (int v = 0; v < NV; ++v) {  // not unrolled: keeps the register count down
-    T f[Dim];
-    double df[Dim];
+    double f[Dim], df[Dim];
 TESSERA_INTERP_UNROLL
     for (int d = 0; d < Dim; ++d) {
       f[d] = a.corner[v][d] ? xi[d] : 1.0 - xi[d];
@@ -96,7 +95,7 @@ TESSERA_INTERP_UNROLL
     }
 TESSERA_INTERP_UNROLL
     for (int c = 0; c < Dim; ++c) {
-      T g = T{} + df[c];  // df[c] itself for double, every lane for vectors
+      double g = df[c];
 TESSERA_INTERP_UNROLL
       for (int d = 0; d < Dim; ++d)
         if (d != c) g *= f[d];

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "../interpolate_kernels.hpp"  // Args, PointMap; tensor_jacobian, simplex_jacobian, invert
+#include "common.hpp"  // Args, PointMap; multilinear_coefficient, multilinear_jacobian, simplex_jacobian, invert
 #include "cpu_contract.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/profiling.hpp"
@@ -23,7 +23,7 @@ namespace {
 
 constexpr int kBuffers = 8;
 
-/// A thread's buffers: kBuffers batch arrays of e^dim vectors, and the batch's vertices.
+/// A thread's buffers: kBuffers batch arrays of e^dim vectors, the batch's vertices and maps.
 struct Work {
   std::vector<vdouble> buf[kBuffers];
   std::vector<vdouble> X;
@@ -54,13 +54,21 @@ void load_vertices(const ia::Args& a, index_t b, vdouble* X) {
   for (int l = 0; l < W; ++l) get_lane(a.X + lane_element(a, b, l) * nx, l, nx, X);
 }
 
-/// J^-1 at point q of the batch's hexahedra or quadrilaterals from their vertices.
+/// The batch's first-order maps in monomial form, Xc[t] (multilinear_coefficients), from the
+/// vertices X: the Jacobian at a point then costs Dim^2 2^(Dim-1) multiply-adds.
 template <int Dim>
-void tensor_inverse(const ia::Args& a, const vdouble* X, const double* xq, int m, int q, vdouble Ji[3][3]) {
-  vdouble xi[3], J[3][3];
+void map_coefficients(const ia::Args& a, const vdouble* X, vdouble* Xc) {
+  for (int t = 0; t < (1 << Dim) * Dim; ++t) Xc[t] = ia::multilinear_coefficient<Dim>(a, X, t);
+}
+
+/// J^-1 at point q of the batch's hexahedra or quadrilaterals from their maps' coefficients.
+template <int Dim>
+void tensor_inverse(const vdouble* Xc, const double* xq, int m, int q, vdouble Ji[3][3]) {
+  double xi[3];
   int rem = q;
-  for (int d = 0; d < Dim; ++d, rem /= m) xi[d] = simd::broadcast(xq[rem % m]);
-  ia::tensor_jacobian<Dim>(a, X, xi, J);
+  for (int d = 0; d < Dim; ++d, rem /= m) xi[d] = xq[rem % m];
+  vdouble J[3][3];
+  ia::multilinear_jacobian<Dim>(Xc, xi, J);
   ia::invert<Dim>(J, Ji);
 }
 
@@ -110,7 +118,7 @@ template <class F>
 void BatchedInterpolator::each_batch(const F& run) const {
   const int e1 = std::max(n1_, m1_);
   const std::size_t n = !tensor_ ? std::size_t(std::max(nd_, nq_)) : std::size_t(dim_ == 2 ? e1 * e1 : e1 * e1 * e1);
-  const std::size_t nx = 8 * 3;
+  const std::size_t nx = 2 * 8 * 3;  // the vertices, then the maps' coefficients
   if (threads_ == 1) {
     Work w(n, nx);
     for (index_t b = 0; b < ix_.nb; ++b) run(b, &w);
@@ -144,9 +152,12 @@ void BatchedInterpolator::forward_batch(const ia::Args& a, index_t b, void* work
     return out;
   };
   vdouble Js[3][3];  // simplices on the fly: J^-1 is constant
+  vdouble* Xc = w.X.data() + 24;
   if (otf) {
     load_vertices(a, b, w.X.data());
-    if (!tensor_) {
+    if (tensor_) {
+      map_coefficients<Dim>(a, w.X.data(), Xc);
+    } else {
       vdouble J[3][3];
       ia::simplex_jacobian<Dim>(w.X.data(), J);
       ia::invert<Dim>(J, Js);
@@ -200,7 +211,7 @@ void BatchedInterpolator::forward_batch(const ia::Args& a, index_t b, void* work
     if (otf) {  // du/dx_r = sum_d du/dxi_d (J^-1)(d, r), all lanes at once, in place
       for (int q = 0; q < nq; ++q) {
         vdouble Jt[3][3];
-        if (tensor_) tensor_inverse<Dim>(a, w.X.data(), xq_.data(), m, q, Jt);
+        if (tensor_) tensor_inverse<Dim>(Xc, xq_.data(), m, q, Jt);
         const auto& Ji = tensor_ ? Jt : Js;
         vdouble r[Dim];
         for (int k = 0; k < Dim; ++k) {
@@ -240,9 +251,12 @@ void BatchedInterpolator::transpose_batch(const ia::Args& a, index_t b, void* wo
     return tensor_ ? Mat{tab_[k].data(), n, m, sign_[k], eo_[k].data()} : Mat{tab_[k].data(), nd_, nq, 0, nullptr};
   };
   vdouble Js[3][3];
+  vdouble* Xc = w.X.data() + 24;
   if (otf) {
     load_vertices(a, b, w.X.data());
-    if (!tensor_) {
+    if (tensor_) {
+      map_coefficients<Dim>(a, w.X.data(), Xc);
+    } else {
       vdouble J[3][3];
       ia::simplex_jacobian<Dim>(w.X.data(), J);
       ia::invert<Dim>(J, Js);
@@ -281,7 +295,7 @@ void BatchedInterpolator::transpose_batch(const ia::Args& a, index_t b, void* wo
     if (a.grads && otf)
       for (int q = 0; q < nq; ++q) {
         vdouble Jt[3][3];
-        if (tensor_) tensor_inverse<Dim>(a, w.X.data(), xq_.data(), m, q, Jt);
+        if (tensor_) tensor_inverse<Dim>(Xc, xq_.data(), m, q, Jt);
         const auto& Ji = tensor_ ? Jt : Js;
         for (int d = 0; d < Dim; ++d) {
           vdouble s = Ji[d][0] * w[4][q];
