@@ -5,6 +5,7 @@
 #include "cpu_interp.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "common.hpp"  // Args, PointMap; multilinear_coefficient, multilinear_jacobian, simplex_jacobian, invert
 #include "cpu_contract.hpp"
@@ -23,7 +24,7 @@ namespace {
 
 constexpr int kBuffers = 8;
 
-/// A thread's buffers: kBuffers batch arrays of e^dim vectors, the batch's vertices and maps.
+/// A thread's buffers: kBuffers batch arrays of e^dim vectors, and the batch's vertices.
 struct Work {
   std::vector<vdouble> buf[kBuffers];
   std::vector<vdouble> X;
@@ -54,23 +55,49 @@ void load_vertices(const ia::Args& a, index_t b, vdouble* X) {
   for (int l = 0; l < W; ++l) get_lane(a.X + lane_element(a, b, l) * nx, l, nx, X);
 }
 
-/// The batch's first-order maps in monomial form, Xc[t] (multilinear_coefficients), from the
-/// vertices X: the Jacobian at a point then costs Dim^2 2^(Dim-1) multiply-adds.
+/// On-the-fly geometry of one batch, all lanes at once: from the vertices, the maps' monomial
+/// coefficients (quadrilaterals, hexahedra: multilinear_coefficient, so that J at a point
+/// costs Dim^2 2^(Dim-1) multiply-adds) or the constant J^-1 (simplices).
 template <int Dim>
-void map_coefficients(const ia::Args& a, const vdouble* X, vdouble* Xc) {
-  for (int t = 0; t < (1 << Dim) * Dim; ++t) Xc[t] = ia::multilinear_coefficient<Dim>(a, X, t);
-}
+struct BatchGeometry {
+  bool tensor;
+  const double* xq;  // the 1-D points
+  int m;
+  vdouble Xc[(1 << Dim) * Dim], Js[3][3];
+  BatchGeometry(const ia::Args& a, index_t b, bool tensor_, const double* xq_, int m_, vdouble* X)
+      : tensor(tensor_), xq(xq_), m(m_) {
+    load_vertices(a, b, X);
+    if (tensor) {
+      for (int t = 0; t < (1 << Dim) * Dim; ++t) Xc[t] = ia::multilinear_coefficient<Dim>(a, X, t);
+    } else {
+      vdouble J[3][3];
+      ia::simplex_jacobian<Dim>(X, J);
+      ia::invert<Dim>(J, Js);
+    }
+  }
+  /// J^-1 at point q.
+  void inverse(int q, vdouble Ji[3][3]) const {
+    if (!tensor) {
+      for (int r = 0; r < Dim; ++r)
+        for (int c = 0; c < Dim; ++c) Ji[r][c] = Js[r][c];
+      return;
+    }
+    double xi[3];
+    int rem = q;
+    for (int d = 0; d < Dim; ++d, rem /= m) xi[d] = xq[rem % m];
+    vdouble J[3][3];
+    ia::multilinear_jacobian<Dim>(Xc, xi, J);
+    ia::invert<Dim>(J, Ji);
+  }
+};
 
-/// J^-1 at point q of the batch's hexahedra or quadrilaterals from their maps' coefficients.
-template <int Dim>
-void tensor_inverse(const vdouble* Xc, const double* xq, int m, int q, vdouble Ji[3][3]) {
-  double xi[3];
-  int rem = q;
-  for (int d = 0; d < Dim; ++d, rem /= m) xi[d] = xq[rem % m];
-  vdouble J[3][3];
-  ia::multilinear_jacobian<Dim>(Xc, xi, J);
-  ia::invert<Dim>(J, Ji);
-}
+/// What a call evaluates: any gradient, physical gradients with J^-1 on the fly, the 1-D
+/// points at the nodes (B = I, skipped).
+struct Kinds {
+  bool grads, otf, nodal;
+  Kinds(const ia::Args& a, bool tensor)
+      : grads(a.ref_grads || a.grads), otf(a.grads && a.on_the_fly), nodal(tensor && a.nodal_points) {}
+};
 
 }  // namespace
 
@@ -118,7 +145,7 @@ template <class F>
 void BatchedInterpolator::each_batch(const F& run) const {
   const int e1 = std::max(n1_, m1_);
   const std::size_t n = !tensor_ ? std::size_t(std::max(nd_, nq_)) : std::size_t(dim_ == 2 ? e1 * e1 : e1 * e1 * e1);
-  const std::size_t nx = 2 * 8 * 3;  // the vertices, then the maps' coefficients
+  const std::size_t nx = 8 * 3;
   if (threads_ == 1) {
     Work w(n, nx);
     for (index_t b = 0; b < ix_.nb; ++b) run(b, &w);
@@ -137,13 +164,12 @@ void BatchedInterpolator::each_batch(const F& run) const {
 template <int Dim>
 void BatchedInterpolator::forward_batch(const ia::Args& a, index_t b, void* work) const {
   Work& w = *static_cast<Work*>(work);
-  const int n = n1_, m = m1_, nq = nq_;
-  const bool grads = a.ref_grads || a.grads, otf = a.grads && a.on_the_fly, nodal = tensor_ && a.nodal_points;
-  const int live = ix_.live(b);
-  const auto M = [&](int k) { return Mat{tab_[k].data(), tensor_ ? m : nq, tensor_ ? n : nd_, sign_[k], eo_[k].data()}; };
+  const int n = n1_, m = m1_, nq = nq_, live = ix_.live(b);
+  const Kinds kind(a, tensor_);
+  const auto M = [&](int t) { return Mat{tab_[t].data(), tensor_ ? m : nq, tensor_ ? n : nd_, sign_[t], eo_[t].data()}; };
   // B (or the identity at nodal points) and G along direction d
   const auto Bd = [&](int d, const vdouble* in, vdouble* out) -> const vdouble* {
-    if (nodal) return in;
+    if (kind.nodal) return in;
     along<Dim, false>(fixed_, d, M(0), in, out, m, n);
     return out;
   };
@@ -151,18 +177,8 @@ void BatchedInterpolator::forward_batch(const ia::Args& a, index_t b, void* work
     along<Dim, false>(fixed_, d, M(1), in, out, m, n);
     return out;
   };
-  vdouble Js[3][3];  // simplices on the fly: J^-1 is constant
-  vdouble* Xc = w.X.data() + 24;
-  if (otf) {
-    load_vertices(a, b, w.X.data());
-    if (tensor_) {
-      map_coefficients<Dim>(a, w.X.data(), Xc);
-    } else {
-      vdouble J[3][3];
-      ia::simplex_jacobian<Dim>(w.X.data(), J);
-      ia::invert<Dim>(J, Js);
-    }
-  }
+  std::optional<BatchGeometry<Dim>> geo;
+  if (kind.otf) geo.emplace(a, b, tensor_, xq_.data(), m, w.X.data());
   for (int c = 0; c < a.comps; ++c) {
     vdouble* U = w[0];
     gather(ix_, b, a.u + std::size_t(c) * a.nn, reinterpret_cast<double*>(U));
@@ -173,12 +189,12 @@ void BatchedInterpolator::forward_batch(const ia::Args& a, index_t b, void* work
         contract_any<false>(fixed_, M(0), U, w[1], 1, 1);
         V = w[1];
       }
-      for (int d = 0; d < Dim && grads; ++d) {
+      for (int d = 0; d < Dim && kind.grads; ++d) {
         g[d] = w[2 + d];
         contract_any<false>(fixed_, M(1 + d), U, g[d], 1, 1);
       }
-    } else if (!grads) {
-      if (nodal) V = U;
+    } else if (!kind.grads) {
+      if (kind.nodal) V = U;
       else tensor_apply<Dim>(fixed_, M(0), U, w[3], w[1], w[2]), V = w[3];
     } else if constexpr (Dim == 2) {
       // x: A = B u, Ag = G u; y: values B A, d/dx B Ag, d/dy G A (the team kernels' order)
@@ -208,11 +224,10 @@ void BatchedInterpolator::forward_batch(const ia::Args& a, index_t b, void* work
         for (int d = 0; d < Dim; ++d) put_lane(g[d], l, nq, a.rg.p + a.rg.at(e, c, d, 0));
     }
     if (!a.grads) continue;
-    if (otf) {  // du/dx_r = sum_d du/dxi_d (J^-1)(d, r), all lanes at once, in place
+    if (kind.otf) {  // du/dx_r = sum_d du/dxi_d (J^-1)(d, r), all lanes at once, in place
       for (int q = 0; q < nq; ++q) {
-        vdouble Jt[3][3];
-        if (tensor_) tensor_inverse<Dim>(Xc, xq_.data(), m, q, Jt);
-        const auto& Ji = tensor_ ? Jt : Js;
+        vdouble Ji[3][3];
+        geo->inverse(q, Ji);
         vdouble r[Dim];
         for (int k = 0; k < Dim; ++k) {
           r[k] = g[0][q] * Ji[0][k];
@@ -244,24 +259,13 @@ void BatchedInterpolator::forward_batch(const ia::Args& a, index_t b, void* work
 template <int Dim>
 void BatchedInterpolator::transpose_batch(const ia::Args& a, index_t b, void* work) const {
   Work& w = *static_cast<Work*>(work);
-  const int n = n1_, m = m1_, nq = nq_;
-  const bool grads = a.ref_grads || a.grads, otf = a.grads && a.on_the_fly, nodal = tensor_ && a.nodal_points;
-  const int live = ix_.live(b);
-  const auto M = [&](int k) {
-    return tensor_ ? Mat{tab_[k].data(), n, m, sign_[k], eo_[k].data()} : Mat{tab_[k].data(), nd_, nq, 0, nullptr};
+  const int n = n1_, m = m1_, nq = nq_, live = ix_.live(b);
+  const Kinds kind(a, tensor_);
+  const auto M = [&](int t) {  // the back tables: (n1, m1) or (nd, nq)
+    return tensor_ ? Mat{tab_[t].data(), n, m, sign_[t], eo_[t].data()} : Mat{tab_[t].data(), nd_, nq, 0, nullptr};
   };
-  vdouble Js[3][3];
-  vdouble* Xc = w.X.data() + 24;
-  if (otf) {
-    load_vertices(a, b, w.X.data());
-    if (tensor_) {
-      map_coefficients<Dim>(a, w.X.data(), Xc);
-    } else {
-      vdouble J[3][3];
-      ia::simplex_jacobian<Dim>(w.X.data(), J);
-      ia::invert<Dim>(J, Js);
-    }
-  }
+  std::optional<BatchGeometry<Dim>> geo;
+  if (kind.otf) geo.emplace(a, b, tensor_, xq_.data(), m, w.X.data());
   for (int c = 0; c < a.comps; ++c) {
     // The point inputs, every lane (padded lanes read the last element): values in w0, the
     // reference-gradient input r_d (reference gradients plus J^-1 applied to the physical ones,
@@ -271,12 +275,12 @@ void BatchedInterpolator::transpose_batch(const ia::Args& a, index_t b, void* wo
     for (int l = 0; l < W; ++l) {
       const index_t e = lane_element(a, b, l);
       if (a.values) get_lane(a.v.p + a.v.at(e, c, 0, 0), l, nq, In0);
-      if (!grads) continue;
+      if (!kind.grads) continue;
       if (a.ref_grads)  // else a.grads sets r_d below
         for (int d = 0; d < Dim; ++d) get_lane(a.rg.p + a.rg.at(e, c, d, 0), l, nq, R[d]);
-      if (a.grads && otf)
+      if (a.grads && kind.otf)
         for (int k = 0; k < Dim; ++k) get_lane(a.pg.p + a.pg.at(e, c, k, 0), l, nq, w[4 + k]);
-      if (a.grads && !otf) {
+      if (a.grads && !kind.otf) {
         const double* Je = a.Jinv + e * Dim * Dim * nq;
         double* rl[3];
         for (int d = 0; d < Dim; ++d) rl[d] = reinterpret_cast<double*>(R[d]) + l;
@@ -292,11 +296,10 @@ void BatchedInterpolator::transpose_batch(const ia::Args& a, index_t b, void* wo
         }
       }
     }
-    if (a.grads && otf)
+    if (a.grads && kind.otf)
       for (int q = 0; q < nq; ++q) {
-        vdouble Jt[3][3];
-        if (tensor_) tensor_inverse<Dim>(Xc, xq_.data(), m, q, Jt);
-        const auto& Ji = tensor_ ? Jt : Js;
+        vdouble Ji[3][3];
+        geo->inverse(q, Ji);
         for (int d = 0; d < Dim; ++d) {
           vdouble s = Ji[d][0] * w[4][q];
           for (int k = 1; k < Dim; ++k) s += Ji[d][k] * w[4 + k][q];
@@ -314,10 +317,10 @@ void BatchedInterpolator::transpose_batch(const ia::Args& a, index_t b, void* wo
         first = false;
       };
       if (a.values) add(4, In0);
-      for (int d = 0; d < Dim && grads; ++d) add(5 + d, R[d]);
+      for (int d = 0; d < Dim && kind.grads; ++d) add(5 + d, R[d]);
       out = o;
-    } else if (!grads) {
-      if (nodal) out = In0;
+    } else if (!kind.grads) {
+      if (kind.nodal) out = In0;
       else tensor_apply<Dim>(fixed_, M(2), In0, w[4], w[5], w[6]), out = w[4];
     } else {
       // The team kernels' order: the last direction first. In each direction the value-like
@@ -325,7 +328,7 @@ void BatchedInterpolator::transpose_batch(const ia::Args& a, index_t b, void* wo
       // derivative G^T, added into the same output.
       const auto BG = [&](int d, const vdouble* bin, const vdouble* gin, vdouble* o) -> const vdouble* {
         const vdouble* res = o;
-        if (bin && nodal) res = bin;  // o is bin's own buffer: G^T is added into it
+        if (bin && kind.nodal) res = bin;  // o is bin's own buffer: G^T is added into it
         else if (bin) along<Dim, false>(fixed_, d, M(2), bin, o, m, n);
         if (gin) {
           if (bin) along<Dim, true>(fixed_, d, M(3), gin, const_cast<vdouble*>(res), m, n);
@@ -334,43 +337,35 @@ void BatchedInterpolator::transpose_batch(const ia::Args& a, index_t b, void* wo
         return res;
       };
       const auto Bt = [&](int d, const vdouble* in, vdouble* o) -> const vdouble* {
-        if (nodal) return in;
+        if (kind.nodal) return in;
         along<Dim, false>(fixed_, d, M(2), in, o, m, n);
         return o;
       };
       const vdouble* V0 = a.values ? In0 : nullptr;
       if constexpr (Dim == 2) {
-        const vdouble* T0 = BG(1, V0, R[1], nodal && V0 ? In0 : w[4]);
+        const vdouble* T0 = BG(1, V0, R[1], kind.nodal && V0 ? In0 : w[4]);
         const vdouble* T1 = Bt(1, R[0], w[5]);
-        out = BG(0, T0, T1, nodal ? const_cast<vdouble*>(T0) : w[0]);
+        out = BG(0, T0, T1, kind.nodal ? const_cast<vdouble*>(T0) : w[0]);
       } else {
-        const vdouble* T0 = BG(2, V0, R[2], nodal && V0 ? In0 : w[4]);
+        const vdouble* T0 = BG(2, V0, R[2], kind.nodal && V0 ? In0 : w[4]);
         const vdouble* T1 = Bt(2, R[0], w[5]);
         const vdouble* T2 = Bt(2, R[1], w[6]);
-        const vdouble* S0 = BG(1, T0, T2, nodal ? const_cast<vdouble*>(T0) : w[0]);
+        const vdouble* S0 = BG(1, T0, T2, kind.nodal ? const_cast<vdouble*>(T0) : w[0]);
         const vdouble* S1 = Bt(1, T1, w[1]);
-        out = BG(0, S0, S1, nodal ? const_cast<vdouble*>(S0) : w[2]);
+        out = BG(0, S0, S1, kind.nodal ? const_cast<vdouble*>(S0) : w[2]);
       }
     }
     for (int l = 0; l < live; ++l) put_lane(out, l, nd_, a.e_out + ((b * W + l) * a.comps + c) * nd_);
   }
 }
 
-void BatchedInterpolator::interpolate(const ia::Args& a) const {
+void BatchedInterpolator::run(const ia::Args& a, bool transpose) const {
   if (ix_.nb == 0) return;
-  const profiling::HostScope timed("fem/interpolate_cpu_batched", threads_ > 1 ? Backend::OpenMP : Backend::Serial);
+  const profiling::HostScope timed(transpose ? "fem/integrate_cpu_batched" : "fem/interpolate_cpu_batched",
+                                   threads_ > 1 ? Backend::OpenMP : Backend::Serial);
   each_batch([&](index_t b, void* w) {
-    if (dim_ == 2) forward_batch<2>(a, b, w);
-    else forward_batch<3>(a, b, w);
-  });
-}
-
-void BatchedInterpolator::integrate(const ia::Args& a) const {
-  if (ix_.nb == 0) return;
-  const profiling::HostScope timed("fem/integrate_cpu_batched", threads_ > 1 ? Backend::OpenMP : Backend::Serial);
-  each_batch([&](index_t b, void* w) {
-    if (dim_ == 2) transpose_batch<2>(a, b, w);
-    else transpose_batch<3>(a, b, w);
+    if (transpose) dim_ == 2 ? transpose_batch<2>(a, b, w) : transpose_batch<3>(a, b, w);
+    else dim_ == 2 ? forward_batch<2>(a, b, w) : forward_batch<3>(a, b, w);
   });
 }
 

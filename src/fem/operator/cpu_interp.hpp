@@ -25,9 +25,9 @@ class BatchedInterpolator {
   /// unrolled at compile time (OperatorKernelChoice::exact); false: run-time loops.
   BatchedInterpolator(const interp_detail::Args& a, bool tensor, bool fixed_sizes, const Exec& exec);
   /// a.u (global vector) -> a.v, a.rg, a.pg as a.values, a.ref_grads, a.grads ask.
-  void interpolate(const interp_detail::Args& a) const;
+  void interpolate(const interp_detail::Args& a) const { run(a, false); }
   /// a.v, a.rg, a.pg -> a.e_out (elements, components, nodes), overwritten.
-  void integrate(const interp_detail::Args& a) const;
+  void integrate(const interp_detail::Args& a) const { run(a, true); }
   /// Elements per batch, batches, threads.
   static int lanes();
   index_t batches() const { return ix_.nb; }
@@ -43,6 +43,7 @@ class BatchedInterpolator {
   int sign_[8] = {};
   std::vector<double> xq_;  // tensor: the 1-D points
 
+  void run(const interp_detail::Args& a, bool transpose) const;
   template <class F>
   void each_batch(const F& run) const;  // run(b, work) over every batch, on the threads
   template <int Dim>
