@@ -4,13 +4,13 @@
 // 2 components, both layouts, stored and on-the-fly geometry, partial last batches, a mixed and
 // a curved mesh, serial and OpenMP.
 //
-// Tolerance: both paths form the same products (the same tables, J^-1 from the same helpers)
-// and sum them in a different order (the batched contractions four rows at a time or by even
-// and odd parts, with fused multiply-adds), so they agree to a few units of rounding of the
-// largest partial sum (J^-1 on the fly too: the batched translation unit contracts its
-// products into fused multiply-adds). The largest difference seen was 4.5e-15 (physical
-// gradients on quadrilaterals at p = 8 with 8 Gauss points, on the fly), most are below 1e-15;
-// 1e-14 relative to the largest entry of each array still fails on any wrong entry or lane.
+// Tolerance: both paths form the same products (the same tables, J^-1 of the same map) and
+// sum them in a different order (the batched contractions four rows at a time or by even and
+// odd parts, with fused multiply-adds; J on the fly from the map's monomial coefficients
+// rather than a sum over the vertices), so they agree to a few units of rounding of the
+// largest partial sum. The largest difference seen was 4.5e-15 (physical gradients on
+// quadrilaterals at p = 8 with 8 Gauss points, on the fly), most are below 1e-15; 1e-14
+// relative to the largest entry of each array still fails on any wrong entry or lane.
 #include <gtest/gtest.h>
 
 #include <algorithm>
