@@ -25,6 +25,11 @@
 /// In the forward kernels each group of threads walks `elements_per_item` elements one after
 /// the other and copies the next element's nodal values into shared memory (cp.async on the
 /// GPU) while it computes the current one: at low order the kernels are latency-bound.
+/// On the CPU backends (serial, OpenMP) interpolate and integrate run element-batched kernels
+/// instead (InterpolatorOptions::cpu_batched, default true): simd::lanes elements side by side,
+/// one per SIMD lane, with the contractions of the CPU's batched operator (sum factorization or
+/// dense tables), J^-1 on the fly for all lanes at once; elements per block and per item do
+/// not apply there. cpu_batched = false runs the team kernels (comparisons).
 ///
 /// Output layout (QuadLayout): the quadrature point is always the fastest index.
 /// `ElementMajor` (default): (element, component, derivative, point), the layout of
