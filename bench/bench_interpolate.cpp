@@ -151,6 +151,10 @@ int run_interpolate(const InterpolateOptions& opt, std::ostream& out) {
   iopt.layout = opt.component_major ? fem::QuadLayout::ComponentMajor : fem::QuadLayout::ElementMajor;
   iopt.threads_per_element = opt.threads;
   iopt.elements_per_item = opt.chunk;
+  // TESSERA_CPU_BATCHED=0: the team kernels on the CPU (TESSERA_OPERATOR_EXACT=0: the batched
+  // kernels' run-time contraction loops)
+  iopt.kernels = fem::OperatorKernelChoice::from_environment();
+  iopt.cpu_batched = iopt.kernels.cpu_batched;
 
   std::string copy_label;
   const double copy_gbs = copy_bandwidth_gbs(exec, exec.on_device() ? index_t(1) << 27 : index_t(1) << 24, opt.reps,
@@ -160,7 +164,9 @@ int run_interpolate(const InterpolateOptions& opt, std::ostream& out) {
   out << "## tessera " << (opt.tune ? "tune" : "bench") << " interpolate — backend " << to_string(exec.backend) << ", "
       << describe(exec) << "\n\n";
   out << "Rule of degree 2p (p + 1 points per direction on quads and hexes), layout " << fem::name(iopt.layout) << ", gradients with "
-      << fem::name(iopt.geometry) << " geometry; median of " << opt.reps
+      << fem::name(iopt.geometry) << " geometry"
+      << (exec.on_device() ? "" : iopt.cpu_batched ? ", CPU element-batched kernels (no elements per block)" : ", team kernels")
+      << "; median of " << opt.reps
       << " runs after 2 warm-ups. Copy reference (" << copy_label << "): " << std::fixed << std::setprecision(1)
       << copy_gbs << " GB/s. Tuning cache: " << (tuning::cache_path().empty() ? "(off)" : tuning::cache_path())
       << ".\n\n";
@@ -183,7 +189,8 @@ int run_interpolate(const InterpolateOptions& opt, std::ostream& out) {
         const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         Array<double> u("bench/u", {space.num_dofs()}, exec.space());
         fill_random(u, 3);
-        const int cap = std::min(d == 2 ? 32 : 16, std::max(1, opt.max_epb));
+        // the CPU's batched kernels have no elements per block: one column
+        const int cap = interp.cpu_batched() ? 1 : std::min(d == 2 ? 32 : 16, std::max(1, opt.max_epb));
         out << "### " << fem::name(g) << " p = " << p << ", " << (vec ? "vector" : "scalar") << " (" << comps
             << " components): mesh `" << spec << "`, " << interp.num_elements() << " elements, "
             << interp.num_points() << " points each, " << space.num_dofs() << " DOFs (set-up "
@@ -244,8 +251,8 @@ int run_interpolate(const InterpolateOptions& opt, std::ostream& out) {
                 else interp.interpolate_with(e, u.cview(), what, qd);
               });
             };
-            const double t_chosen = time_at(chosen);
-            const int fe = std::min(femto_epb(g, p), interp.max_elements_per_block(what, transpose));
+            const double t_chosen = interp.cpu_batched() ? ms[1] : time_at(chosen);  // one kernel whatever epb
+            const int fe = interp.cpu_batched() ? 0 : std::min(femto_epb(g, p), interp.max_elements_per_block(what, transpose));
             const double t_femto = fe > 0 ? time_at(fe) : 0.0;
             const double gbs = bytes / (ms[std::size_t(best)] * 1e6);
             std::ostringstream s;
@@ -266,7 +273,8 @@ int run_interpolate(const InterpolateOptions& opt, std::ostream& out) {
                         {"chosen_ms", t_chosen}, {"femto_epb", fe}, {"femto_ms", t_femto}, {"epb1_ms", ms[1]},
                         {"bytes", bytes}, {"gbs", gbs}, {"copy_gbs", copy_gbs},
                         {"fraction_of_copy", gbs / copy_gbs}, {"layout", fem::name(iopt.layout)},
-                        {"geometry_source", fem::name(iopt.geometry)}, {"key", key}});
+                        {"geometry_source", fem::name(iopt.geometry)}, {"key", key},
+                        {"cpu_batched", interp.cpu_batched()}});
           }
         }
         out << "\n(µs per launch for 1, 2, ... elements per block; — : does not fit)\n\n";

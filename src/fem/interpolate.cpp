@@ -8,6 +8,7 @@
 
 #include "interpolate_internal.hpp"
 #include "interpolate_kernels.hpp"
+#include "operator/cpu_interp.hpp"
 #include "operator/lines.hpp"  // mirror_symmetric: the line kernels' precondition, checked once here
 #include "tessera/core/device.hpp"
 #include "tessera/core/error.hpp"
@@ -488,6 +489,16 @@ void Interpolator::run(int epb, bool transpose, Eval what, const double* u, cons
            epb > 1 ? "; use fewer elements per block" : "; this order and rule do not fit one element per block");
   }
   if (ne_ == 0) return;
+  if (cpu_batched()) {  // the element-batched kernels; epb does not apply
+    if (!cpu_) {
+      ia::Args f;
+      fill_args(f);  // the forward tables
+      cpu_ = std::make_shared<const cpu_detail::BatchedInterpolator>(f, tensor_, opt_.kernels.exact, exec_);
+    }
+    if (transpose) cpu_->integrate(a);
+    else cpu_->interpolate(a);
+    return;
+  }
   const char* label = transpose ? "fem/integrate" : "fem/interpolate";
   if (grads_of(what)) ia::launch_family_grads(label, exec_, t, geom_, transpose, a);
   else ia::launch_family_values(label, exec_, t, geom_, transpose, a);

@@ -106,28 +106,28 @@ TESSERA_INTERP_UNROLL
 }
 
 /// J of a triangle or tetrahedron (constant): J(r, c) = x_{c+1, r} - x_{0, r}.
-template <int Dim>
-TESSERA_HOST_DEVICE inline void simplex_jacobian(const double* Xe, double J[3][3]) {
+template <int Dim, class T = double>
+TESSERA_HOST_DEVICE inline void simplex_jacobian(const T* Xe, T J[3][3]) {
 TESSERA_INTERP_UNROLL
   for (int r = 0; r < Dim; ++r)
 TESSERA_INTERP_UNROLL
     for (int c = 0; c < Dim; ++c) J[r][c] = Xe[(c + 1) * Dim + r] - Xe[r];
 }
 
-/// Ji(c, r) = (J^-1)(c, r).
-template <int Dim>
-TESSERA_HOST_DEVICE inline void invert(const double J[3][3], double Ji[3][3]) {
+/// Ji(c, r) = (J^-1)(c, r) (T: double or simd::vdouble).
+template <int Dim, class T = double>
+TESSERA_HOST_DEVICE inline void invert(const T J[3][3], T Ji[3][3]) {
   if constexpr (Dim == 2) {
-    const double s = 1.0 / (J[0][0] * J[1][1] - J[0][1] * J[1][0]);
+    const T s = 1.0 / (J[0][0] * J[1][1] - J[0][1] * J[1][0]);
     Ji[0][0] = J[1][1] * s;
     Ji[0][1] = -J[0][1] * s;
     Ji[1][0] = -J[1][0] * s;
     Ji[1][1] = J[0][0] * s;
   } else {
-    const double c00 = J[1][1] * J[2][2] - J[1][2] * J[2][1];
-    const double c01 = J[1][2] * J[2][0] - J[1][0] * J[2][2];
-    const double c02 = J[1][0] * J[2][1] - J[1][1] * J[2][0];
-    const double s = 1.0 / (J[0][0] * c00 + J[0][1] * c01 + J[0][2] * c02);
+    const T c00 = J[1][1] * J[2][2] - J[1][2] * J[2][1];
+    const T c01 = J[1][2] * J[2][0] - J[1][0] * J[2][2];
+    const T c02 = J[1][0] * J[2][1] - J[1][1] * J[2][0];
+    const T s = 1.0 / (J[0][0] * c00 + J[0][1] * c01 + J[0][2] * c02);
     Ji[0][0] = c00 * s;
     Ji[1][0] = c01 * s;
     Ji[2][0] = c02 * s;

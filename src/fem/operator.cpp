@@ -238,6 +238,7 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
   io.elements_per_item = opt_.elements_per_item;
   io.simplex_tables = opt_.simplex_tables;
   io.kernels = opt_.kernels;
+  io.cpu_batched = opt_.kernels.cpu_batched;  // the composed path's interpolation too
   for (Geometry g : {Geometry::Triangle, Geometry::Quadrilateral, Geometry::Tetrahedron, Geometry::Hexahedron}) {
     if (mesh.num_elements(g) == 0 || fem::dim(g) != mesh.dim()) continue;
     const QuadratureRule rule = quadrature(g, degree_, opt_.quadrature);

@@ -121,11 +121,12 @@ struct ErrorNorms {
 /// (-1: 2p + 3, q = p + 2 Gauss points per direction on quadrilaterals and hexahedra), with
 /// uh's values and gradients from the Interpolator kernels and u from `exact` at the mapped
 /// points: one interpolation and two reductions per geometry on exec's backend. uh has
-/// space.num_dofs() entries in exec's memory space. Throws tessera::Error for a vector space
+/// space.num_dofs() entries in exec's memory space. `options` are the interpolators' (e.g.
+/// cpu_batched = false: the team kernels on the CPU). Throws tessera::Error for a vector space
 /// or a vector of the wrong size.
 template <class F>
 ErrorNorms error_norms(const H1Space& space, View<const double, 1> uh, const F& exact, const Exec& exec,
-                       int degree = -1) {
+                       int degree = -1, const InterpolatorOptions& options = {}) {
   TESSERA_REQUIRE(space.components() == 1, "fem::error_norms: the space has ", space.components(),
                   " components; only scalar spaces are supported");
   TESSERA_REQUIRE(uh.size() == space.num_dofs(), "fem::error_norms: the vector has ", uh.size(), " entries for ",
@@ -134,7 +135,7 @@ ErrorNorms error_norms(const H1Space& space, View<const double, 1> uh, const F& 
   double l2 = 0, h1 = 0;
   for (Geometry g : volume_geometries(space.mesh())) {
     const QuadratureRule rule = quadrature(g, deg);
-    const Interpolator interp(space, g, rule, exec);
+    const Interpolator interp(space, g, rule, exec, options);
     QuadratureData qd = interp.allocate(Eval::Values | Eval::Gradients);
     interp.interpolate(uh, Eval::Values | Eval::Gradients, qd);
     const GeometricFactors gf = geometric_factors(space.mesh(), g, rule, exec, GeometricFactorFlags::WDetJ);

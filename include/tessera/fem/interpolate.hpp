@@ -25,6 +25,11 @@
 /// In the forward kernels each group of threads walks `elements_per_item` elements one after
 /// the other and copies the next element's nodal values into shared memory (cp.async on the
 /// GPU) while it computes the current one: at low order the kernels are latency-bound.
+/// On the CPU backends (serial, OpenMP) interpolate and integrate run element-batched kernels
+/// instead (InterpolatorOptions::cpu_batched, default true): simd::lanes elements side by side,
+/// one per SIMD lane, with the contractions of the CPU's batched operator (sum factorization or
+/// dense tables), J^-1 on the fly for all lanes at once; elements per block and per item do
+/// not apply there. cpu_batched = false runs the team kernels (comparisons).
 ///
 /// Output layout (QuadLayout): the quadrature point is always the fastest index.
 /// `ElementMajor` (default): (element, component, derivative, point), the layout of
@@ -48,6 +53,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <string>
 
 #include "tessera/core/array.hpp"
@@ -62,6 +68,9 @@ namespace tessera::fem {
 
 namespace interp_detail {
 struct Args;
+}
+namespace cpu_detail {
+class BatchedInterpolator;
 }
 
 /// What is evaluated at the quadrature points (a bit set; combine with `|`).
@@ -154,8 +163,13 @@ struct InterpolatorOptions {
   /// points or nodes than threads loop). Fewer threads per element put more elements, and so
   /// more gathers, in flight per SM.
   int threads_per_element = 0;
-  /// The fused operator kernels that may serve apply_operator (the plan's by default).
+  /// The fused operator kernels that may serve apply_operator (the plan's by default); on the
+  /// CPU, kernels.exact = false also gives interpolate and integrate run-time contraction loops.
   OperatorKernelChoice kernels{};
+  /// CPU backends (serial, OpenMP): interpolate and integrate run element-batched kernels
+  /// (simd::lanes elements side by side, one per lane; every geometry, layout and kind; no
+  /// elements per block); false: the team kernels, one element at a time (comparisons).
+  bool cpu_batched = true;
 };
 
 /// Fields at quadrature points. Each array has rank 4 with the extents of `layout`:
@@ -235,6 +249,9 @@ class Interpolator {
   int order() const { return p_; }
   /// The restriction whose index map the kernels read (and whose scatter_add integrate_add uses).
   const ElementRestriction& restriction() const { return restr_; }
+  /// Whether interpolate and integrate run the CPU's element-batched kernels (a CPU backend and
+  /// InterpolatorOptions::cpu_batched) rather than the team kernels.
+  bool cpu_batched() const { return !exec_.on_device() && opt_.cpu_batched; }
 
   /// Arrays (uninitialised) in exec's space for the flags of `what`.
   QuadratureData allocate(Eval what) const;
@@ -400,6 +417,7 @@ class Interpolator {
   mutable Array<double, 1> wq_;    // the rule's weights (nq), for on-the-fly fused operators
   int corners_[8][3] = {};
   mutable Array<double, 3> scratch_;  // E-vector for integrate_add
+  mutable std::shared_ptr<const cpu_detail::BatchedInterpolator> cpu_;  // built at the first batched call
   mutable std::array<int, 16> epb_cache_{};          // chosen elements per block, by (what, transpose)
   mutable std::array<std::string, 16> epb_source_;   // where each choice came from
   mutable std::array<int, 8> op_epb_{};              // fused operators, by (diffusion, on the fly, element)

@@ -29,11 +29,12 @@ using tessera::atomic_add;  // y[i] += v, atomically where threads run concurren
 /// the element's vertices Xe (vertex v at the reference corner a.corner[v]); item threads
 /// share the 2^Dim * Dim coefficients. Its Jacobian then costs Dim * Dim * 2^(Dim-1) multiply-
 /// adds per point instead of a sum over the vertices.
-/// One of those coefficients, Xc[t] (t = S * Dim + r).
-template <int Dim>
-TESSERA_HOST_DEVICE inline double multilinear_coefficient(const Args& a, const double* Xe, int t) {
+/// One of those coefficients, Xc[t] (t = S * Dim + r). T: double, or the CPU's simd::vdouble
+/// (one element per lane).
+template <int Dim, class T = double>
+TESSERA_HOST_DEVICE inline T multilinear_coefficient(const Args& a, const T* Xe, int t) {
   const int S = t / Dim, r = t - S * Dim;
-  double sum = 0;
+  T sum{};
   for (int v = 0; v < (1 << Dim); ++v) {
     double w = 1;
 TESSERA_INTERP_UNROLL
@@ -52,17 +53,17 @@ TESSERA_HOST_DEVICE inline void multilinear_coefficients(TeamContext& ctx, const
 }
 
 /// J(r, c) = d x_r / d xi_c at xi from the coefficients of multilinear_coefficients.
-template <int Dim>
-TESSERA_HOST_DEVICE inline void multilinear_jacobian(const double* Xc, const double* xi, double J[3][3]) {
+template <int Dim, class T = double>
+TESSERA_HOST_DEVICE inline void multilinear_jacobian(const T* Xc, const double* xi, T J[3][3]) {
 TESSERA_INTERP_UNROLL
   for (int c = 0; c < Dim; ++c)
 TESSERA_INTERP_UNROLL
     for (int r = 0; r < Dim; ++r) {
-      double s = 0;
+      T s{};
 TESSERA_INTERP_UNROLL
       for (int S = 0; S < (1 << Dim); ++S)
         if ((S >> c) & 1) {
-          double m = Xc[S * Dim + r];
+          T m = Xc[S * Dim + r];
 TESSERA_INTERP_UNROLL
           for (int d = 0; d < Dim; ++d)
             if (d != c && ((S >> d) & 1)) m *= xi[d];

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cpu_indices.hpp"
 #include "tessera/core/exec.hpp"
 #include "tessera/core/macros.hpp"
 
@@ -68,7 +69,7 @@ class BatchedOperator {
   index_t compressed_elements() const { return compressed_; }
   /// Bytes of the stored geometry (factors, weights) and of the batched indices.
   std::size_t geometry_bytes() const { return geo_.size() * sizeof(double); }
-  std::size_t index_bytes() const { return idx_.size() * sizeof(int); }
+  std::size_t index_bytes() const { return ix_.idx.size() * sizeof(int); }
   /// Threads, batches that run without any other thread touching their nodes, and colours
   /// (each a set of batches without shared nodes, at most 64; batches that find all 64 taken
   /// around them run last, on one thread) for the rest.
@@ -89,11 +90,10 @@ class BatchedOperator {
   std::vector<double> Bf_, Bb_, Df_, Db_, w_;  // forward (m x n), back (n x m), D (m x m), D^T, weights
   std::vector<double> eo_[4];                  // even and odd parts of Bf, Bb, Df, Db where mirror-symmetric
   int sign_[4] = {};                           // their mirror symmetry: 1, -1, or 0 (none)
-  std::vector<int> idx_;                       // (nb, nd, lanes); padded lanes repeat the last element
+  BatchIndices ix_;                            // (nb, nd, lanes); padded lanes repeat the last element
   std::vector<double> geo_;                    // per batch, at offset_[b]
   std::vector<std::size_t> offset_;
   std::vector<FactorStorage> storage_;
-  std::vector<std::uint8_t> consecutive_;      // (nb, nd): the lanes' nodes are consecutive ids (one vector access)
   std::vector<std::vector<index_t>> interior_;  // per thread
   std::vector<std::vector<index_t>> colour_;    // batches of each colour
   std::vector<index_t> last_;                   // shared batches past 64 colours: run by one thread, last
@@ -104,8 +104,6 @@ class BatchedOperator {
   void run_simplex_batch(index_t b, const double* x, double* y, void* work) const;
   template <class F>
   void each_batch(const F& run) const;  // run(b, work) over every batch, threads as apply_add
-  void gather(index_t b, const double* xc, double* u) const;
-  void scatter(index_t b, const double* out, double* y) const;
 };
 
 }  // namespace tessera::fem::cpu_detail
