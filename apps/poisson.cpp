@@ -355,7 +355,6 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const std::vector<cons
   r.phases.restart();
   {  // L2 and H1 errors (with f = 1: the norms of the solution), by kernels
     InterpolatorOptions io;  // TESSERA_CPU_BATCHED=0: the team kernels here too
-    io.cpu_batched = ko.kernels.cpu_batched;
     io.kernels = ko.kernels;
     const ErrorNorms en = error_norms(space, x.cview(), ExactU{pb}, exec, -1, io);
     r.l2 = en.l2;

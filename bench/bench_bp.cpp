@@ -202,8 +202,9 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
           // the CPU's batched kernel reads what it stores (one factor per element where compressed)
           // (the element-level apply of bench bk runs the team kernels: no batched figures)
           const auto cpu = opt.element ? fem::H1Operator::CpuKernelInfo{} : A.cpu_kernel();
+          const bool batched = cpu.batched_elements > 0 && cpu.batched_elements == ne;  // every element
           const double geo_bytes = otf ? ne * nv * dim * 8.0
-                                   : cpu.batched_elements > 0 && cpu.batched_elements == ne ? double(cpu.geometry_bytes)
+                                   : batched ? double(cpu.geometry_bytes)
                                                                 : ne * nq * 8.0 * factors;
           const double bytes = opt.element ? ne * nd * pr.components() * 16.0 + geo_bytes
                                            : geo_bytes + ne * nd * 4.0 + ndofs * 16.0;
@@ -290,7 +291,7 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
           const double gdofs = ndofs / (t * 1e6);
           const double roof = ndofs / (bytes / (ref_gbs * 1e9)) / 1e9;
           out << "| " << pr.name() << " | " << p << " | " << gname << " | " << ne << " | " << ndofs << " | "
-              << (cpu.batched_elements > 0 && cpu.batched_elements == ne
+              << (batched
                       ? "batched x" + std::to_string(cpu.lanes) + ", " +
                             std::to_string(int(100.0 * cpu.compressed_elements / std::max<index_t>(ne, 1) + 0.5)) + "% compressed"
                   : fused ? std::to_string(epb) + " (" + src + "), " + std::to_string(kpi) + " per item (" + ksrc + ")"
@@ -310,7 +311,7 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
                            {"gdofs", gdofs}, {"bytes", bytes}, {"roofline_gdofs", roof},
                            {"fraction_of_roofline", gdofs / roof}, {"copy_gbs", copy_gbs},
                            {"roofline_gbs", ref_gbs}, {"perturb", opt.perturb},
-                           {"cpu_batched_lanes", cpu.batched_elements > 0 && cpu.batched_elements == ne ? cpu.lanes : 0},
+                           {"cpu_batched_lanes", batched ? cpu.lanes : 0},
                            {"compressed_elements", cpu.compressed_elements}};
           if (!opt.element && opt.cg_iters > 0) {
             // Jacobi CG for a fixed number of iterations (tolerance 0), all vectors on the device.

@@ -154,7 +154,6 @@ int run_interpolate(const InterpolateOptions& opt, std::ostream& out) {
   // TESSERA_CPU_BATCHED=0: the team kernels on the CPU (TESSERA_OPERATOR_EXACT=0: the batched
   // kernels' run-time contraction loops)
   iopt.kernels = fem::OperatorKernelChoice::from_environment();
-  iopt.cpu_batched = iopt.kernels.cpu_batched;
 
   std::string copy_label;
   const double copy_gbs = copy_bandwidth_gbs(exec, exec.on_device() ? index_t(1) << 27 : index_t(1) << 24, opt.reps,
@@ -165,7 +164,7 @@ int run_interpolate(const InterpolateOptions& opt, std::ostream& out) {
       << describe(exec) << "\n\n";
   out << "Rule of degree 2p (p + 1 points per direction on quads and hexes), layout " << fem::name(iopt.layout) << ", gradients with "
       << fem::name(iopt.geometry) << " geometry"
-      << (exec.on_device() ? "" : iopt.cpu_batched ? ", CPU element-batched kernels (no elements per block)" : ", team kernels")
+      << (exec.on_device() ? "" : iopt.kernels.cpu_batched ? ", CPU element-batched kernels (no elements per block)" : ", team kernels")
       << "; median of " << opt.reps
       << " runs after 2 warm-ups. Copy reference (" << copy_label << "): " << std::fixed << std::setprecision(1)
       << copy_gbs << " GB/s. Tuning cache: " << (tuning::cache_path().empty() ? "(off)" : tuning::cache_path())

@@ -473,6 +473,17 @@ void Interpolator::run(int epb, bool transpose, Eval what, const double* u, cons
   if (a.values) a.v = point_map(qd.values, opt_.layout, ne_, comps_, 1, nq_);
   if (a.ref_grads) a.rg = point_map(qd.reference_gradients, opt_.layout, ne_, comps_, dim_, nq_);
   if (a.grads) a.pg = point_map(qd.gradients, opt_.layout, ne_, comps_, sdim_, nq_);
+  if (cpu_batched()) {  // the element-batched kernels: no launch shape, epb does not apply
+    if (ne_ == 0) return;
+    if (!cpu_) {
+      ia::Args f;
+      fill_args(f);  // the forward tables
+      cpu_ = std::make_shared<const cpu_detail::BatchedInterpolator>(f, tensor_, opt_.kernels.exact, exec_);
+    }
+    if (transpose) cpu_->integrate(a);
+    else cpu_->interpolate(a);
+    return;
+  }
 
   std::size_t common = 0;
   const std::size_t item = shared_bytes_parts(transpose, what, &common);
@@ -489,16 +500,6 @@ void Interpolator::run(int epb, bool transpose, Eval what, const double* u, cons
            epb > 1 ? "; use fewer elements per block" : "; this order and rule do not fit one element per block");
   }
   if (ne_ == 0) return;
-  if (cpu_batched()) {  // the element-batched kernels; epb does not apply
-    if (!cpu_) {
-      ia::Args f;
-      fill_args(f);  // the forward tables
-      cpu_ = std::make_shared<const cpu_detail::BatchedInterpolator>(f, tensor_, opt_.kernels.exact, exec_);
-    }
-    if (transpose) cpu_->integrate(a);
-    else cpu_->interpolate(a);
-    return;
-  }
   const char* label = transpose ? "fem/integrate" : "fem/interpolate";
   if (grads_of(what)) ia::launch_family_grads(label, exec_, t, geom_, transpose, a);
   else ia::launch_family_values(label, exec_, t, geom_, transpose, a);

@@ -238,7 +238,6 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
   io.elements_per_item = opt_.elements_per_item;
   io.simplex_tables = opt_.simplex_tables;
   io.kernels = opt_.kernels;
-  io.cpu_batched = opt_.kernels.cpu_batched;  // the composed path's interpolation too
   for (Geometry g : {Geometry::Triangle, Geometry::Quadrilateral, Geometry::Tetrahedron, Geometry::Hexahedron}) {
     if (mesh.num_elements(g) == 0 || fem::dim(g) != mesh.dim()) continue;
     const QuadratureRule rule = quadrature(g, degree_, opt_.quadrature);
@@ -388,8 +387,7 @@ void H1Operator::set_elements_per_item(int k) {
   opt_.elements_per_item = k;
   for (Part& p : parts_) {
     p.interp.set_elements_per_item(k);
-    p.plan.reset();
-    p.element_plan.reset();
+    p.forget_plans();
   }
 }
 
@@ -402,10 +400,7 @@ std::string H1Operator::tuning_key(bool element) const {
 void H1Operator::set_elements_per_block(int epb) {
   TESSERA_REQUIRE(epb >= 0, "fem::H1Operator: elements per block must be >= 0 (0: automatic), got ", epb);
   opt_.elements_per_block = epb;
-  for (Part& p : parts_) {
-    p.plan.reset();
-    p.element_plan.reset();
-  }
+  for (Part& p : parts_) p.forget_plans();
 }
 
 H1Operator::CpuKernelInfo H1Operator::cpu_kernel() const {

@@ -1,5 +1,5 @@
 // The element-batched CPU interpolation (src/fem/operator/cpu_interp.*) against the team kernels
-// (InterpolatorOptions::cpu_batched = false, one element at a time): interpolate, integrate and
+// (InterpolatorOptions::kernels.cpu_batched = false, one element at a time): interpolate, integrate and
 // integrate_add on random input, every geometry, p = 1..8, Gauss and Gauss-Lobatto rules, 1 and
 // 2 components, both layouts, stored and on-the-fly geometry, partial last batches, a mixed and
 // a curved mesh, serial and OpenMP.
@@ -61,9 +61,9 @@ void fill(Array<double, R>& a, double v) {
 /// all together, forward, transpose and the transpose added into a global vector.
 void expect_equal_paths(const H1Space& space, Geometry g, const QuadratureRule& rule, InterpolatorOptions o,
                         const Exec& exec, const std::string& where) {
-  o.cpu_batched = true;
+  o.kernels.cpu_batched = true;
   const Interpolator batched(space, g, rule, exec, o);
-  o.cpu_batched = false;
+  o.kernels.cpu_batched = false;
   const Interpolator team(space, g, rule, exec, o);
   ASSERT_TRUE(batched.cpu_batched());
   ASSERT_FALSE(team.cpu_batched());

@@ -122,7 +122,7 @@ struct ErrorNorms {
 /// uh's values and gradients from the Interpolator kernels and u from `exact` at the mapped
 /// points: one interpolation and two reductions per geometry on exec's backend. uh has
 /// space.num_dofs() entries in exec's memory space. `options` are the interpolators' (e.g.
-/// cpu_batched = false: the team kernels on the CPU). Throws tessera::Error for a vector space
+/// kernels.cpu_batched = false: the team kernels on the CPU). Throws tessera::Error for a vector space
 /// or a vector of the wrong size.
 template <class F>
 ErrorNorms error_norms(const H1Space& space, View<const double, 1> uh, const F& exact, const Exec& exec,

@@ -26,7 +26,7 @@
 /// the other and copies the next element's nodal values into shared memory (cp.async on the
 /// GPU) while it computes the current one: at low order the kernels are latency-bound.
 /// On the CPU backends (serial, OpenMP) interpolate and integrate run element-batched kernels
-/// instead (InterpolatorOptions::cpu_batched, default true): simd::lanes elements side by side,
+/// instead (InterpolatorOptions::kernels.cpu_batched, default true): simd::lanes elements side by side,
 /// one per SIMD lane, with the contractions of the CPU's batched operator (sum factorization or
 /// dense tables), J^-1 on the fly for all lanes at once; elements per block and per item do
 /// not apply there. cpu_batched = false runs the team kernels (comparisons).
@@ -131,9 +131,10 @@ struct OperatorKernelChoice {
   /// Triangles and tetrahedra on the GPU: threads per item (0: the rule; at most 128 and the
   /// whole warps of the nodes or points; applies past 32 nodes or points).
   int simplex_threads = 0;
-  /// CPU backends (serial, OpenMP), quadrilaterals and hexahedra, stored geometry: H1Operator
-  /// runs its element-batched kernel (simd::lanes elements side by side, atomic-free scatter);
-  /// false: the team kernels, one element at a time (comparisons).
+  /// CPU backends (serial, OpenMP): H1Operator (stored geometry) and Interpolator::interpolate
+  /// and integrate run element-batched kernels (simd::lanes elements side by side, one per
+  /// lane; the operator's scatter without atomics; no elements per block); false: the team
+  /// kernels, one element at a time (comparisons).
   bool cpu_batched = true;
   /// The defaults, overridden by the environment variables that are set:
   /// TESSERA_OPERATOR_BOUND=b (bound), TESSERA_OPERATOR_EXACT=0 (exact = false),
@@ -164,12 +165,9 @@ struct InterpolatorOptions {
   /// more gathers, in flight per SM.
   int threads_per_element = 0;
   /// The fused operator kernels that may serve apply_operator (the plan's by default); on the
-  /// CPU, kernels.exact = false also gives interpolate and integrate run-time contraction loops.
+  /// CPU also the interpolation's: kernels.cpu_batched (default true) runs interpolate and
+  /// integrate element-batched, kernels.exact = false with run-time contraction loops.
   OperatorKernelChoice kernels{};
-  /// CPU backends (serial, OpenMP): interpolate and integrate run element-batched kernels
-  /// (simd::lanes elements side by side, one per lane; every geometry, layout and kind; no
-  /// elements per block); false: the team kernels, one element at a time (comparisons).
-  bool cpu_batched = true;
 };
 
 /// Fields at quadrature points. Each array has rank 4 with the extents of `layout`:
@@ -250,8 +248,8 @@ class Interpolator {
   /// The restriction whose index map the kernels read (and whose scatter_add integrate_add uses).
   const ElementRestriction& restriction() const { return restr_; }
   /// Whether interpolate and integrate run the CPU's element-batched kernels (a CPU backend and
-  /// InterpolatorOptions::cpu_batched) rather than the team kernels.
-  bool cpu_batched() const { return !exec_.on_device() && opt_.cpu_batched; }
+  /// InterpolatorOptions::kernels.cpu_batched) rather than the team kernels.
+  bool cpu_batched() const { return !exec_.on_device() && opt_.kernels.cpu_batched; }
 
   /// Arrays (uninitialised) in exec's space for the flags of `what`.
   QuadratureData allocate(Eval what) const;

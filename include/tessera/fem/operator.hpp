@@ -179,6 +179,10 @@ class H1Operator {
     /// The fused kernel's launch plans (global apply, element by element), made at the first
     /// apply of each kind and kept until the elements per item or block change.
     mutable std::optional<OperatorPlan> plan, element_plan;
+    void forget_plans() {
+      plan.reset();
+      element_plan.reset();
+    }
   };
   /// part's plan of that kind, made now if it has none.
   const OperatorPlan& plan_of(const Part& part, bool element) const;

@@ -4,7 +4,7 @@
 // hexahedra, dense tables on triangles and tetrahedra; physical gradients with J^-1 from stored
 // geometry or from the element's vertices, computed for all lanes at once. Host code only
 // (operator/cpu_interp.cpp, compiled with the CPU kernels' flags), run by fem::Interpolator
-// (InterpolatorOptions::cpu_batched) in place of the team kernels of interpolate_kernels.hpp.
+// (InterpolatorOptions::kernels.cpu_batched) in place of the team kernels of interpolate_kernels.hpp.
 
 #include <vector>
 
