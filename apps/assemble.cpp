@@ -23,6 +23,7 @@
 #include "tessera/core.hpp"
 #include "tessera/fem/assembly.hpp"
 #include "tessera/fem/basis.hpp"
+#include "tessera/fem/interpolate.hpp"
 #include "tessera/io/mesh_io.hpp"
 #include "tessera/linalg/csr.hpp"
 #include "tessera/linalg/matrix_market.hpp"
@@ -145,6 +146,7 @@ int run_assemble(const AssembleOptions& opt, std::ostream& out) {
   parse_quadrature(opt.quadrature, ao);
   ao.fill = parse_fill(opt.fill);
   ao.dispatch = parse_dispatch(opt.dispatch);
+  ao.cpu_batched = OperatorKernelChoice::from_environment().cpu_batched;  // TESSERA_CPU_BATCHED=0: per entry
   MaterialTable materials;
   for (const auto& s : opt.materials) {
     const auto [a, m] = parse_material(s);

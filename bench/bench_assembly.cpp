@@ -26,6 +26,7 @@
 #include "tessera/core.hpp"
 #include "tessera/fem/assembly.hpp"
 #include "tessera/fem/basis.hpp"
+#include "tessera/fem/interpolate.hpp"
 #include "tessera/fem/operator.hpp"
 #include "tessera/fem/quadrature.hpp"
 #include "tessera/fem/reference_element.hpp"
@@ -130,6 +131,8 @@ int run_assembly(const AssemblyBenchOptions& opt, std::ostream& out) {
   TESSERA_REQUIRE(!geoms.empty() && !forms.empty() && !fills.empty() && !dispatches.empty(),
                   "bench assembly: --geometries, --forms, --fill and --dispatch need at least one item each");
 
+  // TESSERA_CPU_BATCHED=0: the per-entry kernel on the CPU too (the driver's batched fill otherwise)
+  const bool cpu_batched = fem::OperatorKernelChoice::from_environment().cpu_batched;
   std::string copy_label;
   const double copy_gbs = copy_bandwidth_gbs(exec, exec.on_device() ? index_t(1) << 27 : index_t(1) << 24,
                                              std::max(opt.reps, 3), &copy_label);
@@ -141,7 +144,12 @@ int run_assembly(const AssemblyBenchOptions& opt, std::ostream& out) {
       << "warm-ups. Fill roofline: maps 8 B/entry, values 8 B/nnz (atomic: 16 B/entry), geometric factors "
       << "8 B x factors per point, deterministic buffer 16 B/entry, at the copy bandwidth (" << copy_label << "): "
       << std::fixed << std::setprecision(1) << copy_gbs << " GB/s. SpMV: the assembled matrix (A.apply); MF: the "
-      << "matrix-free H1Operator apply of the same operator (diffusion only); diff: ||A x - MF x|| / ||MF x||.\n\n";
+      << "matrix-free H1Operator apply of the same operator (diffusion only); diff: ||A x - MF x|| / ||MF x||."
+      << (exec.on_device() ? ""
+          : cpu_batched ? " CPU fill of the driver: element-batched (" + std::to_string(fem::assembly_fill_lanes()) +
+                              " elements per batch, one per SIMD lane); the functor dispatch: one entry at a time."
+                        : " CPU fill: one entry at a time (TESSERA_CPU_BATCHED=0).")
+      << "\n\n";
   out.unsetf(std::ios::floatfield);
   out << "| geometry | p | form | elements | DOFs | nnz | entries | symbolic ms | fill | dispatch | fill ms | "
          "re-asm ms | Melem/s | Gnnz/s | Gentries/s | GB/s | % roofline | SpMV ms | MF ms | diff |\n"
@@ -167,6 +175,7 @@ int run_assembly(const AssemblyBenchOptions& opt, std::ostream& out) {
         fem::AssemblyOptions ao;
         ao.fill = fills.front();
         ao.dispatch = dispatches.front();
+        ao.cpu_batched = cpu_batched;
         fem::MatrixAssembler a(space, kind, exec, {}, ao);
         const double symbolic_ms = a.timings().symbolic_ms;
         linalg::CsrMatrix A = a.assemble();

@@ -8,6 +8,7 @@
 #include <new>
 #include <sstream>
 
+#include "assembly_cpu.hpp"
 #include "assembly_physics.hpp"
 #include "tessera/core/device.hpp"
 #include "tessera/core/error.hpp"
@@ -153,6 +154,21 @@ class TypedNode final : public AssemblyNode {
  private:
   AssemblyGroup info_;
   GroupEntries<Physics> f_;
+  Exec exec_;
+};
+
+/// The CPU backends' node: the group's elements simd::lanes at a time (fill_batched).
+class BatchedNode final : public AssemblyNode {
+ public:
+  BatchedNode(const AssemblyGroup& g, const BatchedGroup& b, const Exec& exec) : info_(g), b_(b), exec_(exec) {}
+  void execute(View<double, 1> entries, View<const std::int32_t, 1> pos, View<double, 1> values) const override {
+    fill_batched(b_, EntrySink{entries, pos, values, pos.size() > 0, exec_.backend == Backend::OpenMP}, exec_);
+  }
+  const AssemblyGroup& group() const override { return info_; }
+
+ private:
+  AssemblyGroup info_;
+  BatchedGroup b_;
   Exec exec_;
 };
 
@@ -333,6 +349,24 @@ void MatrixAssembler::Impl::build_nodes() {
   nodes.clear();
   for (const auto& grp : groups) {
     const ad::Part& p = parts[std::size_t(grp.part)];
+    if (!exec.on_device() && opt.cpu_batched) {
+      ad::BatchedGroup b;
+      b.kind = kind;
+      b.dim = p.gf.dim;
+      b.nq = p.rule.size();
+      b.shape = grp.shape;
+      b.B = p.B.data();
+      b.G = p.G.data();
+      b.w = p.gf.wdetJ.data();
+      b.D = p.gf.D.data();
+      b.Jinv = p.gf.Jinv.data();
+      b.elements = grp.elements.data();
+      b.count = grp.info.num_elements;
+      b.first_entry = grp.info.first_entry;
+      b.material = material_of(materials, grp.info.attribute);
+      nodes.push_back(std::make_unique<ad::BatchedNode>(grp.info, b, exec));
+      continue;
+    }
     ad::with_physics(kind, p, material_of(materials, grp.info.attribute), [&](const auto& physics) {
       using P = std::decay_t<decltype(physics)>;
       nodes.push_back(std::make_unique<ad::TypedNode<P>>(grp.info, ad::GroupEntries<P>{physics, grp.elements.cview(),

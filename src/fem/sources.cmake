@@ -33,6 +33,7 @@ target_sources(tessera PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_contract.cpp
   ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_interp.cpp
   ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_setup.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/assembly_cpu.cpp
   ${CMAKE_CURRENT_LIST_DIR}/refinement_transfer.cpp
   ${TESSERA_FEM_KERNEL_SOURCES})
 tessera_cuda_sources(${TESSERA_FEM_KERNEL_SOURCES})
@@ -42,7 +43,8 @@ tessera_cuda_sources(${TESSERA_FEM_KERNEL_SOURCES})
 # would also raise the value kernels from ~48 registers towards 128 and cut their occupancy.
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/interpolate_grads.cpp PROPERTIES
   COMPILE_OPTIONS "$<$<COMPILE_LANGUAGE:CUDA>:--maxrregcount=128>")
-# The element-batched CPU kernels (operator, interpolation, their shared contractions): compiled for TESSERA_CPU_ARCH (the build machine's instruction
+# The element-batched CPU kernels (operator, interpolation, their shared contractions, the
+# assembly fill): compiled for TESSERA_CPU_ARCH (the build machine's instruction
 # set by default: the SIMD width, simd::lanes, is fixed there) with multiply-add contraction.
 set(TESSERA_CPU_ARCH "native" CACHE STRING
     "Instruction set of the CPU kernels (-march=VALUE, e.g. native, x86-64-v3, skylake-avx512); empty: the compiler's default (portable, 2 lanes on x86-64)")
@@ -63,7 +65,8 @@ if(TESSERA_CPU_ARCH AND TESSERA_CPU_ARCH_OK)
 endif()
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/operator/cpu_batched.cpp
                             ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_contract.cpp
-                            ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_interp.cpp PROPERTIES
+                            ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_interp.cpp
+                            ${CMAKE_CURRENT_LIST_DIR}/assembly_cpu.cpp PROPERTIES
   COMPILE_OPTIONS "${_tessera_cpu_flags}")
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/operator/cpu_batched.cpp PROPERTIES
   COMPILE_DEFINITIONS "TESSERA_CPU_ARCH_NAME=\"${_tessera_cpu_arch_name}\"")

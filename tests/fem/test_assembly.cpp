@@ -263,9 +263,11 @@ TEST_P(AssemblyTest, PatternEqualsTheHostBuiltUnion) {
     }
 }
 
-// Deterministic fills are the same bits in every run and with either dispatch; the atomic
-// fill equals them to roundoff (1e-14 of the largest entry: the same few dozen terms summed in
-// another order). Re-assembly with new materials equals a fresh assembler's matrix bitwise.
+// Deterministic fills are the same bits in every run and with either dispatch of the per-entry
+// kernel (the GPU's; the CPU's with cpu_batched off); the CPU's batched driver equals them to
+// roundoff, as the atomic fill does (1e-14 of the largest entry: the same few dozen terms
+// summed in another order, with fused multiply-adds). Re-assembly with new materials equals a
+// fresh assembler's matrix bitwise.
 TEST_P(AssemblyTest, DeterministicFillIsBitwiseReproducibleAcrossDispatches) {
   for (const Mesh& mesh : {mixed_tri_quad(), mixed_tet_hex()})
     for (FormKind kind : {FormKind::Diffusion, FormKind::Elasticity}) {
@@ -275,6 +277,7 @@ TEST_P(AssemblyTest, DeterministicFillIsBitwiseReproducibleAcrossDispatches) {
                                {2, {.conductivity = 0.25, .lambda = 1.0, .mu = 2.0}}};
       AssemblyOptions opt;
       opt.fill = FillMode::Deterministic;
+      opt.cpu_batched = false;
       MatrixAssembler a(space, kind, exec(), mats, opt);
       const auto v1 = host(a.assemble()).val;
       const auto v2 = host(a.assemble()).val;
@@ -283,6 +286,14 @@ TEST_P(AssemblyTest, DeterministicFillIsBitwiseReproducibleAcrossDispatches) {
       ASSERT_EQ(v1.size(), v2.size());
       EXPECT_EQ(0, std::memcmp(v1.data(), v2.data(), v1.size() * sizeof(double))) << "two driver runs differ";
       EXPECT_EQ(0, std::memcmp(v1.data(), v3.data(), v1.size() * sizeof(double))) << "driver and functor differ";
+      if (!exec().on_device()) {
+        AssemblyOptions batched = opt;
+        batched.cpu_batched = true;
+        const MatrixAssembler b(space, kind, exec(), mats, batched);
+        const auto vb1 = host(b.assemble()).val, vb2 = host(b.assemble()).val;
+        EXPECT_EQ(0, std::memcmp(vb1.data(), vb2.data(), vb1.size() * sizeof(double))) << "two batched runs differ";
+        for (std::size_t i = 0; i < v1.size(); ++i) ASSERT_NEAR(vb1[i], v1[i], 1e-14 * max_abs(v1)) << "batched " << i;
+      }
       a.set_fill_mode(FillMode::Atomic);
       for (Dispatch d : {Dispatch::Driver, Dispatch::Functor}) {
         a.set_dispatch(d);
@@ -526,6 +537,50 @@ TEST_P(AssemblyTest, LayeredConductivityReproducesPiecewiseLinearSolution) {
       for (index_t i = 0; i < n; ++i)
         ASSERT_NEAR(xs[std::size_t(i)], exact(xyz[3 * std::size_t(i)]), 1e-11) << "node " << i;
     }
+}
+
+// The CPU's element-batched fill (simd::lanes elements per batch) equals the per-entry kernel
+// to 1e-14 of the largest entry (each entry is the same sum over the points, in another order
+// and with fused multiply-adds: a few units of roundoff of the largest terms) on every
+// geometry of the mesh's dimension, p = 1..8 (hexahedra and tetrahedra to 6, elasticity to 4: the per-entry
+// reference costs O(entries x points)), the three forms with two materials, scalar and
+// 2-component spaces, both fill modes, distorted meshes whose element counts leave the last
+// batch partial.
+TEST_P(AssemblyTest, BatchedFillEqualsThePerEntryFill) {
+  if (exec().on_device()) GTEST_SKIP() << "the batched fill is the CPU backends'";
+  const char* specs[] = {"box:seg:11", "box:tri:3x2:perturb=0.2", "box:quad:3x3", "box:tet:1x1x2", "box:hex:3x1x1"};
+  const MaterialTable mats{{1, {.density = 3.0, .conductivity = 2.0, .lambda = 3.0, .mu = 0.5}},
+                           {2, {.density = 0.5, .conductivity = 0.25, .lambda = 1.0, .mu = 2.0}}};
+  for (const char* spec : specs) {
+    Mesh mesh = distorted(spec);
+    for (index_t e = 0; e < mesh.num_elements(); ++e) mesh.set_element_attribute(e, 1 + int(e % 3 == 1));
+    const Geometry g = mesh.element_geometry(0);
+    const int pmax = g == Geometry::Tetrahedron ? 6 : g == Geometry::Hexahedron ? 6 : 8;
+    for (int p = 1; p <= pmax; ++p)
+      for (FormKind kind : {FormKind::Mass, FormKind::Diffusion, FormKind::Elasticity}) {
+        const bool elastic = kind == FormKind::Elasticity;
+        if (elastic && (p > 4 || mesh.dim() == 1)) continue;
+        for (int comps : {1, 2}) {
+          if (elastic && comps != 1) continue;
+          const H1Space space(mesh, p, elastic ? mesh.dim() : comps);
+          SCOPED_TRACE(std::string(spec) + " p=" + std::to_string(p) + " " + name(kind) + " comps " +
+                       std::to_string(space.components()));
+          AssemblyOptions ref_opt;
+          ref_opt.cpu_batched = false;
+          ref_opt.fill = FillMode::Deterministic;
+          const auto ref = host(MatrixAssembler(space, kind, exec(), mats, ref_opt).assemble());
+          const double tol = 1e-14 * max_abs(ref.val);
+          for (FillMode mode : {FillMode::Deterministic, FillMode::Atomic}) {
+            AssemblyOptions opt = ref_opt;
+            opt.cpu_batched = true;
+            opt.fill = mode;
+            const auto got = host(MatrixAssembler(space, kind, exec(), mats, opt).assemble());
+            ASSERT_EQ(ref.col, got.col);
+            for (std::size_t i = 0; i < ref.val.size(); ++i) ASSERT_NEAR(got.val[i], ref.val[i], tol) << name(mode) << " " << i;
+          }
+        }
+      }
+  }
 }
 
 // On the GPU the matrix equals the serial backend's to 1e-13 of its largest entry.

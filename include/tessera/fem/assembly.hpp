@@ -12,11 +12,13 @@
 /// Gather–fill–scatter. The elements are grouped once by (geometry, attribute); each group
 /// has one typed kernel (the *polymorphic driver*: a host-side AssemblyNode per group whose
 /// execute() launches its typed functor over the group's element-matrix entries, one thread
-/// per entry). Dispatch::Functor instead runs one kernel over every entry of every group and
-/// reaches the physics through device-side virtual calls (objects constructed on the device),
-/// one call per entry: the other pattern of multiphysics codes, kept to be measured against
-/// the driver. Both compute every entry with the same arithmetic (explicit fused multiply-adds
-/// on the GPU), so they produce the same bits.
+/// per entry; on the CPU backends simd::lanes elements at a time, one per SIMD lane,
+/// AssemblyOptions::cpu_batched). Dispatch::Functor instead runs one kernel over every entry of
+/// every group and reaches the physics through device-side virtual calls (objects constructed
+/// on the device), one call per entry: the other pattern of multiphysics codes, kept to be
+/// measured against the driver. Both compute every entry with the same arithmetic (explicit
+/// fused multiply-adds on the GPU), so they produce the same bits (on the CPU: the per-entry
+/// driver; the batched one agrees to roundoff).
 ///
 /// Pattern (symbolic phase, at construction). Each element-matrix entry t of a group gets the
 /// key row * n + col (row, col: global DOFs), the keys are radix-sorted with the entry index
@@ -98,6 +100,11 @@ struct AssemblyOptions {
   QuadratureType quadrature = QuadratureType::Gauss;
   FillMode fill = FillMode::Auto;
   Dispatch dispatch = Dispatch::Driver;
+  /// CPU backends (serial, OpenMP) with Dispatch::Driver: each group's node fills simd::lanes
+  /// elements at a time, one per SIMD lane, row by row of the element matrix (a small matrix
+  /// product per row); false: the per-entry kernel of the GPU, one entry at a time (comparisons;
+  /// `TESSERA_CPU_BATCHED=0` in `tessera bench assembly` and `tessera assemble`).
+  bool cpu_batched = true;
 };
 
 /// Timings of the last symbolic phase and fill, milliseconds (host clock around
@@ -229,6 +236,10 @@ class LoadAssembler {
  private:
   std::unique_ptr<Impl> impl_;
 };
+
+/// Elements per batch of the CPU backends' batched fill (AssemblyOptions::cpu_batched): the SIMD
+/// width in doubles of the instruction set the library's CPU kernels were built for.
+int assembly_fill_lanes();
 
 /// Material of attribute `a`: table.at(a), Material{} for an empty table; throws
 /// tessera::Error naming the attribute and the table's attributes when it has no entry.
