@@ -312,7 +312,8 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
                            {"fraction_of_roofline", gdofs / roof}, {"copy_gbs", copy_gbs},
                            {"roofline_gbs", ref_gbs}, {"perturb", opt.perturb},
                            {"cpu_batched_lanes", batched ? cpu.lanes : 0},
-                           {"compressed_elements", cpu.compressed_elements}};
+                           {"compressed_elements", cpu.compressed_elements},
+                           {"cpu_shared_batches", cpu.shared_batches}, {"cpu_colours", cpu.colours}};
           if (!opt.element && opt.cg_iters > 0) {
             // Jacobi CG for a fixed number of iterations (tolerance 0), all vectors on the device.
             Array<double> inv = A.diagonal(), b("bp/b", {ndofs}, exec.space()), u("bp/u", {ndofs}, exec.space());
