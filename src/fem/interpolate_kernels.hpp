@@ -297,6 +297,98 @@ TESSERA_HOST_DEVICE void pipelined_steps(TeamContext& ctx, const Args& a, View<i
 
 // ------------------------------------------------------------------ quadrilaterals
 
+// The four sum-factorization stages of a quadrilateral through shared memory, shared by the
+// interpolation kernels below and the fused operator (operator/quad.hpp). Tables (n1 x m1):
+// B(i, q) = B[i m1 + q], G the same for the derivative. The x stage and the transposed y stage
+// end at a ctx.sync(); the others leave it to the caller.
+
+/// Forward x stage: A(j, qx) = sum_i B(i, qx) u(j n1 + i) and, with Grads, Ag with G.
+template <bool Grads>
+TESSERA_HOST_DEVICE inline void quad_stage_x(TeamContext& ctx, bool valid, int n1, int m1, const double* B,
+                                             const double* G, const double* u, double* A, double* Ag) {
+  if (valid)
+    for (int j : ctx.threads_y(n1))
+      for (int qx : ctx.threads_x(m1)) {
+        double s = 0, g = 0;
+        TESSERA_INTERP_UNROLL4
+        for (int i = 0; i < n1; ++i) {
+          const double ui = u[j * n1 + i];
+          s += B[i * m1 + qx] * ui;
+          if (Grads) g += G[i * m1 + qx] * ui;
+        }
+        A[j * m1 + qx] = s;
+        if (Grads) Ag[j * m1 + qx] = g;
+      }
+  ctx.sync();
+}
+
+/// Forward y stage: at each point (qx, qy), at(qx, qy, s, gx, gy) with s = sum_j B(j, qy)
+/// A(j, qx) and, with Grads, gx = sum_j B(j, qy) Ag(j, qx), gy = sum_j G(j, qy) A(j, qx).
+template <bool Grads, class At>
+TESSERA_HOST_DEVICE inline void quad_stage_y(TeamContext& ctx, bool valid, int n1, int m1, const double* B,
+                                             const double* G, const double* A, const double* Ag, const At& at) {
+  if (valid)
+    for (int qy : ctx.threads_y(m1))
+      for (int qx : ctx.threads_x(m1)) {
+        double s = 0, gx = 0, gy = 0;
+        TESSERA_INTERP_UNROLL4
+        for (int j = 0; j < n1; ++j) {
+          const double b = B[j * m1 + qy];
+          const double aj = A[j * m1 + qx];
+          s += b * aj;
+          if (Grads) {
+            gx += b * Ag[j * m1 + qx];
+            gy += G[j * m1 + qy] * aj;
+          }
+        }
+        at(qx, qy, s, gx, gy);
+      }
+}
+
+/// Transposed y stage from point data (q = qy m1 + qx): T0(j, qx) = sum_qy B(j, qy) V(q)
+/// (Values) + G(j, qy) Y(q) (Grads), T1(j, qx) = sum_qy B(j, qy) X(q) (Grads): V a value,
+/// X and Y the parts that the derivatives along x and y take back.
+template <bool Values, bool Grads>
+TESSERA_HOST_DEVICE inline void quad_stage_yt(TeamContext& ctx, bool valid, int n1, int m1, const double* B,
+                                              const double* G, const double* V, const double* X, const double* Y,
+                                              double* T0, double* T1) {
+  if (valid)
+    for (int j : ctx.threads_y(n1))
+      for (int qx : ctx.threads_x(m1)) {
+        double t0 = 0, t1 = 0;
+        TESSERA_INTERP_UNROLL4
+        for (int qy = 0; qy < m1; ++qy) {
+          const double b = B[j * m1 + qy];
+          if (Values) t0 += b * V[qy * m1 + qx];
+          if (Grads) {
+            t0 += G[j * m1 + qy] * Y[qy * m1 + qx];
+            t1 += b * X[qy * m1 + qx];
+          }
+        }
+        T0[j * m1 + qx] = t0;
+        if (Grads) T1[j * m1 + qx] = t1;
+      }
+  ctx.sync();
+}
+
+/// Transposed x stage: at node (i, j), out(j n1 + i, s) with s = sum_qx B(i, qx) T0(j, qx)
+/// (+ G(i, qx) T1(j, qx) with Grads).
+template <bool Grads, class Out>
+TESSERA_HOST_DEVICE inline void quad_stage_xt(TeamContext& ctx, bool valid, int n1, int m1, const double* B,
+                                              const double* G, const double* T0, const double* T1, const Out& out) {
+  if (valid)
+    for (int j : ctx.threads_y(n1))
+      for (int i : ctx.threads_x(n1)) {
+        double s = 0;
+        TESSERA_INTERP_UNROLL4
+        for (int qx = 0; qx < m1; ++qx) {
+          s += B[i * m1 + qx] * T0[j * m1 + qx];
+          if (Grads) s += G[i * m1 + qx] * T1[j * m1 + qx];
+        }
+        out(j * n1 + i, s);
+      }
+}
+
 template <bool Grads>
 TESSERA_HOST_DEVICE void quad_forward(TeamContext& ctx, const Args& a) {
   const int n1 = a.nd1, m1 = a.nq1, nd = a.nd;
@@ -310,50 +402,25 @@ TESSERA_HOST_DEVICE void quad_forward(TeamContext& ctx, const Args& a) {
   auto Xs = ctx.shared_item<double>(needs_vertices(a) ? a.chunk * a.nv * a.sdim : 0);
   load_tensor_tables(ctx, a, B, G, xq);
   pipelined_steps(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
-    if (valid)
-      for (int j : ctx.threads_y(n1))
-        for (int qx : ctx.threads_x(m1)) {
-          double s = 0, g = 0;
-          TESSERA_INTERP_UNROLL4
-          for (int i = 0; i < n1; ++i) {
-            const double ui = u[j * n1 + i];
-            s += B[i * m1 + qx] * ui;
-            if (Grads) g += G[i * m1 + qx] * ui;
-          }
-          A[j * m1 + qx] = s;
-          if (Grads) Ag[j * m1 + qx] = g;
+    quad_stage_x<Grads>(ctx, valid, n1, m1, B.data(), G.data(), u, A.data(), Ag.data());
+    quad_stage_y<Grads>(ctx, valid, n1, m1, B.data(), G.data(), A.data(), Ag.data(),
+                        [&](int qx, int qy, double s, double gx, double gy) {
+      const int q = qy * m1 + qx;
+      if (a.values) a.v.p[a.v.at(e, c, 0, q)] = s;
+      if (Grads) {
+        if (a.ref_grads) {
+          a.rg.p[a.rg.at(e, c, 0, q)] = gx;
+          a.rg.p[a.rg.at(e, c, 1, q)] = gy;
         }
-    ctx.sync();
-    if (valid)
-      for (int qy : ctx.threads_y(m1))
-        for (int qx : ctx.threads_x(m1)) {
-          double s = 0, gx = 0, gy = 0;
-          TESSERA_INTERP_UNROLL4
-          for (int j = 0; j < n1; ++j) {
-            const double b = B[j * m1 + qy];
-            const double aj = A[j * m1 + qx];
-            s += b * aj;
-            if (Grads) {
-              gx += b * Ag[j * m1 + qx];
-              gy += G[j * m1 + qy] * aj;
-            }
-          }
-          const int q = qy * m1 + qx;
-          if (a.values) a.v.p[a.v.at(e, c, 0, q)] = s;
-          if (Grads) {
-            if (a.ref_grads) {
-              a.rg.p[a.rg.at(e, c, 0, q)] = gx;
-              a.rg.p[a.rg.at(e, c, 1, q)] = gy;
-            }
-            if (a.grads) {
-              const double xi[3] = {xq[qx], xq[qy], 0.0};
-              double Ji[3][3];
-              inverse_jacobian<2, true>(a, e, q, Xe, xi, Ji);
+        if (a.grads) {
+          const double xi[3] = {xq[qx], xq[qy], 0.0};
+          double Ji[3][3];
+          inverse_jacobian<2, true>(a, e, q, Xe, xi, Ji);
 TESSERA_INTERP_UNROLL
-              for (int r = 0; r < 2; ++r) a.pg.p[a.pg.at(e, c, r, q)] = gx * Ji[0][r] + gy * Ji[1][r];
-            }
-          }
+          for (int r = 0; r < 2; ++r) a.pg.p[a.pg.at(e, c, r, q)] = gx * Ji[0][r] + gy * Ji[1][r];
         }
+      }
+    });
   });
 }
 
@@ -388,34 +455,10 @@ TESSERA_HOST_DEVICE void quad_transpose(TeamContext& ctx, const Args& a) {
         }
       }
     ctx.sync();
-    if (valid)
-      for (int j : ctx.threads_y(n1))
-        for (int qx : ctx.threads_x(m1)) {
-          double t0 = 0, t1 = 0;
-          TESSERA_INTERP_UNROLL4
-          for (int qy = 0; qy < m1; ++qy) {
-            const double b = B[j * m1 + qy];
-            t0 += b * In0[qy * m1 + qx];
-            if (Grads) {
-              t0 += G[j * m1 + qy] * In2[qy * m1 + qx];
-              t1 += b * In1[qy * m1 + qx];
-            }
-          }
-          T0[j * m1 + qx] = t0;
-          if (Grads) T1[j * m1 + qx] = t1;
-        }
-    ctx.sync();
-    if (valid)
-      for (int j : ctx.threads_y(n1))
-        for (int i : ctx.threads_x(n1)) {
-          double s = 0;
-          TESSERA_INTERP_UNROLL4
-          for (int qx = 0; qx < m1; ++qx) {
-            s += B[i * m1 + qx] * T0[j * m1 + qx];
-            if (Grads) s += G[i * m1 + qx] * T1[j * m1 + qx];
-          }
-          a.e_out[(e * a.comps + c) * a.nd + j * n1 + i] = s;
-        }
+    quad_stage_yt<true, Grads>(ctx, valid, n1, m1, B.data(), G.data(), In0.data(), In1.data(), In2.data(), T0.data(),
+                               T1.data());
+    quad_stage_xt<Grads>(ctx, valid, n1, m1, B.data(), G.data(), T0.data(), T1.data(),
+                         [&](int n, double s) { a.e_out[(e * a.comps + c) * a.nd + n] = s; });
   }
 }
 
