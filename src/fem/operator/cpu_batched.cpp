@@ -357,7 +357,9 @@ void BatchedOperator::each_batch(const F& run) const {
     for (const auto& batches : colour_) {
 #pragma omp barrier
       const index_t nbc = index_t(batches.size());
-#pragma omp for schedule(dynamic, 16) nowait
+      // about 4 chunks per thread: a colour of a few dozen large batches (p >= 6) still splits
+      const int chunk = int(std::clamp<index_t>(nbc / (4 * threads_), 1, 16));
+#pragma omp for schedule(dynamic, chunk) nowait
       for (index_t k = 0; k < nbc; ++k) run(batches[std::size_t(k)], &w);
     }
     if (!last_.empty()) {
