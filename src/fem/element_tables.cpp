@@ -21,7 +21,7 @@ int ipow(int b, int e) {
 }  // namespace
 
 std::shared_ptr<const ElementTables> make_tables(const char* who, const H1Space& space, Geometry g,
-                                                 const QuadratureRule& rule_in, const Exec& exec) {
+                                                 const QuadratureRule& rule_in, const Exec& exec, index_t ne) {
   TESSERA_REQUIRE(g == Geometry::Triangle || g == Geometry::Quadrilateral || g == Geometry::Tetrahedron ||
                       g == Geometry::Hexahedron,
                   who, ": geometry '", name(g),
@@ -42,6 +42,7 @@ std::shared_ptr<const ElementTables> make_tables(const char* who, const H1Space&
   s.nd_ = num_nodes(g, s.p_);
   s.nq_ = static_cast<int>(rule.size());
   s.nv_ = num_vertices(g);
+  s.ne_ = ne;
   s.nn_ = space.num_nodes();
   s.exclusive_from_ = space.exclusive_from();
   s.tensor_ = is_tensor(g);
@@ -143,6 +144,13 @@ void ElementTables::fill(Args& a) const {
   a.mirror_symmetric = s.mirror_symmetric_;
   for (int v = 0; v < 8; ++v)
     for (int d = 0; d < 3; ++d) a.corner[v][d] = corners[v][d];
+}
+
+ElementBase::ElementBase(const char* who, const H1Space& space, Geometry g, const QuadratureRule& rule,
+                         const Exec& exec)
+    : exec_(exec), restr_(space, g, exec), mesh_(&space.mesh()),
+      tables_(make_tables(who, space, g, rule, exec, restr_.num_elements())) {
+  static_cast<ElementSizes&>(*this) = tables_->sizes;
 }
 
 Array<double, 3> element_vertices(const Mesh& mesh, Geometry g, const QuadratureRule& rule, const Exec& exec) {

@@ -12,7 +12,7 @@
 namespace tessera::fem::interp_detail {
 
 struct ElementTables {
-  ElementSizes sizes;     // everything but ne_ (the restriction's)
+  ElementSizes sizes;
   QuadratureRule rule;    // host copy
   Array<double, 2> Bt;    // tensor: (nd1, nq1); simplex: (nd, nq)
   Array<double, 3> Gt;    // tensor: (1, nd1, nq1); simplex: (dim, nd, nq)
@@ -27,11 +27,12 @@ struct ElementTables {
   void fill(Args& a) const;
 };
 
-/// The tables of geometry g of space at the points of rule, in exec's space. Throws (naming
-/// `who`, e.g. "fem::Interpolator") when g is unsupported, the rule is not on g, or a tensor
-/// rule is not a tensor product in lexicographic order.
+/// The tables of the `ne` elements (the restriction's) of geometry g of space at the points of
+/// rule, in exec's space. Throws (naming `who`, e.g. "fem::Interpolator") when g is
+/// unsupported, the rule is not on g, or a tensor rule is not a tensor product in lexicographic
+/// order.
 std::shared_ptr<const ElementTables> make_tables(const char* who, const H1Space& space, Geometry g,
-                                                 const QuadratureRule& rule, const Exec& exec);
+                                                 const QuadratureRule& rule, const Exec& exec, index_t ne);
 
 /// The vertex coordinates (ne, nv, sdim) of the elements of geometry g, after checking that
 /// none is inverted (named in the error rather than producing infinities).

@@ -88,16 +88,13 @@ int interpolation_heuristic_epb(const InterpolationKernel& k) {
 
 Interpolator::Interpolator(const H1Space& space, Geometry g, const QuadratureRule& rule, Exec exec,
                            InterpolatorOptions options)
-    : exec_(exec), opt_(options), restr_(space, g, exec), mesh_(&space.mesh()),
-      tables_(ia::make_tables("fem::Interpolator", space, g, rule, exec)) {
+    : ElementBase("fem::Interpolator", space, g, rule, exec), opt_(options) {
   TESSERA_REQUIRE(options.elements_per_block >= 0, "fem::Interpolator: elements_per_block must be >= 0 (0 = auto), got ",
                   options.elements_per_block);
   TESSERA_REQUIRE(options.elements_per_item >= 0, "fem::Interpolator: elements_per_item must be >= 0 (0 = auto), got ",
                   options.elements_per_item);
   TESSERA_REQUIRE(options.threads_per_element >= 0, "fem::Interpolator: threads_per_element must be >= 0 (0 = auto), got ",
                   options.threads_per_element);
-  static_cast<ia::ElementSizes&>(*this) = tables_->sizes;
-  ne_ = restr_.num_elements();
   // on-the-fly geometry works from the vertices: a curved mesh reads stored J^-1 instead
   if (mesh_->has_nodes()) opt_.geometry = GeometrySource::Stored;
 }

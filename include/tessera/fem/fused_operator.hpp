@@ -57,7 +57,7 @@ struct FusedOperatorOptions {
 };
 
 /// The fused operator of the elements of one geometry of an H1Space (see the file comment).
-class FusedOperator : private interp_detail::ElementSizes {
+class FusedOperator : private interp_detail::ElementBase {
  public:
   /// Set-up for the elements of geometry g of space.mesh() (which must outlive the operator)
   /// at the points of `rule` (on quadrilaterals and hexahedra a tensor-product rule). Throws
@@ -169,11 +169,7 @@ class FusedOperator : private interp_detail::ElementSizes {
   /// dead at the time (Args::merged_lines) instead of one of its own.
   bool merged_lines() const;
 
-  Exec exec_;
   FusedOperatorOptions opt_;
-  ElementRestriction restr_;
-  const Mesh* mesh_ = nullptr;
-  std::shared_ptr<const interp_detail::ElementTables> tables_;  // make_tables
   mutable Array<double, 3> X_;   // vertex coordinates (ne, nv, sdim), on-the-fly geometry
   mutable Array<double, 1> wq_;  // the rule's weights (nq), on-the-fly geometry
   mutable std::array<int, 8> epb_{};  // by (diffusion, on the fly, element)

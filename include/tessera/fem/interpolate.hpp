@@ -80,6 +80,17 @@ struct ElementSizes {
   bool nodal_points_ = false;      // tensor: the 1-D points are the nodes (B = I)
   bool mirror_symmetric_ = false;  // tensor: B and D mirror-symmetric (the hexahedron line kernels need it)
 };
+/// What Interpolator and FusedOperator share: the elements of geometry g of a space (whose mesh
+/// must outlive them) at a rule's points, their restriction and the kernels' tables
+/// (make_tables, src/fem/element_tables.hpp). Throws naming `who` as make_tables does.
+class ElementBase : protected ElementSizes {
+ protected:
+  ElementBase(const char* who, const H1Space& space, Geometry g, const QuadratureRule& rule, const Exec& exec);
+  Exec exec_;
+  ElementRestriction restr_;
+  const Mesh* mesh_ = nullptr;
+  std::shared_ptr<const ElementTables> tables_;
+};
 /// Elements per item of the forward and operator kernels where nothing sets them: 512 / nodes
 /// per element in 1..8 (8 up to p = 3 hexahedra; large elements keep their index maps in shared
 /// memory small).
@@ -221,7 +232,7 @@ int interpolation_heuristic_epb(const InterpolationKernel& k);
 
 /// Interpolation of the fields of an H1Space at the points of a rule on the elements of one
 /// geometry, and its transpose (see the file comment).
-class Interpolator : private interp_detail::ElementSizes {
+class Interpolator : private interp_detail::ElementBase {
  public:
   /// Set-up for the elements of geometry g of space.mesh() (which must outlive the
   /// interpolator) (mesh.elements_of(g) order, the
@@ -301,11 +312,7 @@ class Interpolator : private interp_detail::ElementSizes {
   bool tables_in_shared(Eval what) const;
   std::size_t shared_bytes_parts(bool transpose, Eval what, std::size_t* common) const;
 
-  Exec exec_;
   InterpolatorOptions opt_;
-  ElementRestriction restr_;
-  const Mesh* mesh_ = nullptr;
-  std::shared_ptr<const interp_detail::ElementTables> tables_;  // make_tables
   mutable Array<double, 3> X_;     // vertex coordinates (ne, nv, sdim), on-the-fly physical gradients
   mutable Array<double, 4> Jinv_;  // stored (ne, dim, sdim, nq)
   mutable Array<double, 3> scratch_;  // E-vector for integrate_add

@@ -30,12 +30,9 @@ using ia::kSharedTableBytes;
 
 FusedOperator::FusedOperator(const H1Space& space, Geometry g, const QuadratureRule& rule, Exec exec,
                              FusedOperatorOptions options)
-    : exec_(exec), opt_(options), restr_(space, g, exec), mesh_(&space.mesh()),
-      tables_(ia::make_tables("fem::FusedOperator", space, g, rule, exec)) {
+    : ElementBase("fem::FusedOperator", space, g, rule, exec), opt_(options) {
   TESSERA_REQUIRE(options.elements_per_item >= 0, "fem::FusedOperator: elements_per_item must be >= 0 (0 = auto), got ",
                   options.elements_per_item);
-  static_cast<ia::ElementSizes&>(*this) = tables_->sizes;
-  ne_ = restr_.num_elements();
 }
 
 void FusedOperator::prepare(bool on_the_fly) const {
@@ -547,7 +544,7 @@ int FusedOperator::elements_per_block(bool diffusion, bool on_the_fly, bool elem
     want = m;
     src += ", reduced to fit";
   }
-  // (whether one element fits is run's check, where the launch happens)
+  // (whether one element fits is plan's check, made for the launch)
   epb_[slot] = want;
   epb_source_[slot] = src;
   if (source) *source = src;
