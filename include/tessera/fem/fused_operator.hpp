@@ -57,7 +57,7 @@ struct FusedOperatorOptions {
 };
 
 /// The fused operator of the elements of one geometry of an H1Space (see the file comment).
-class FusedOperator : private interp_detail::ElementBase {
+class FusedOperator : public interp_detail::ElementBase {
  public:
   /// Set-up for the elements of geometry g of space.mesh() (which must outlive the operator)
   /// at the points of `rule` (on quadrilaterals and hexahedra a tensor-product rule). Throws
@@ -65,16 +65,9 @@ class FusedOperator : private interp_detail::ElementBase {
   FusedOperator(const H1Space& space, Geometry g, const QuadratureRule& rule, Exec exec = Exec::best(),
                 FusedOperatorOptions options = {});
 
-  Geometry geometry() const { return geom_; }
-  const Exec& exec() const { return exec_; }
+  // geometry(), exec(), num_elements(), nodes_per_element(), num_points(), components(), dim(),
+  // space_dim(), order(), restriction(): ElementBase's
   const FusedOperatorOptions& options() const { return opt_; }
-  index_t num_elements() const { return ne_; }
-  int nodes_per_element() const { return nd_; }
-  int num_points() const { return nq_; }
-  int components() const { return comps_; }
-  int order() const { return p_; }
-  /// The restriction whose index map the kernels read.
-  const ElementRestriction& restriction() const { return restr_; }
 
   /// y += A x on this geometry's elements in one launch (gather, interpolation, the point-wise
   /// factor, the transpose and an atomic scatter-add): diffusion with qdata =

@@ -84,6 +84,19 @@ struct ElementSizes {
 /// must outlive them) at a rule's points, their restriction and the kernels' tables
 /// (make_tables, src/fem/element_tables.hpp). Throws naming `who` as make_tables does.
 class ElementBase : protected ElementSizes {
+ public:
+  Geometry geometry() const { return geom_; }
+  const Exec& exec() const { return exec_; }
+  index_t num_elements() const { return ne_; }
+  int nodes_per_element() const { return nd_; }
+  int num_points() const { return nq_; }
+  int components() const { return comps_; }
+  int dim() const { return dim_; }
+  int space_dim() const { return sdim_; }
+  int order() const { return p_; }
+  /// The restriction whose index map the kernels read.
+  const ElementRestriction& restriction() const { return restr_; }
+
  protected:
   ElementBase(const char* who, const H1Space& space, Geometry g, const QuadratureRule& rule, const Exec& exec);
   Exec exec_;
@@ -232,7 +245,7 @@ int interpolation_heuristic_epb(const InterpolationKernel& k);
 
 /// Interpolation of the fields of an H1Space at the points of a rule on the elements of one
 /// geometry, and its transpose (see the file comment).
-class Interpolator : private interp_detail::ElementBase {
+class Interpolator : public interp_detail::ElementBase {
  public:
   /// Set-up for the elements of geometry g of space.mesh() (which must outlive the
   /// interpolator) (mesh.elements_of(g) order, the
@@ -242,18 +255,9 @@ class Interpolator : private interp_detail::ElementBase {
   Interpolator(const H1Space& space, Geometry g, const QuadratureRule& rule, Exec exec = Exec::best(),
                InterpolatorOptions options = {});
 
-  Geometry geometry() const { return geom_; }
-  const Exec& exec() const { return exec_; }
+  // geometry(), exec(), num_elements(), nodes_per_element(), num_points(), components(), dim(),
+  // space_dim(), order(), restriction() (whose scatter_add integrate_add uses): ElementBase's
   const InterpolatorOptions& options() const { return opt_; }
-  index_t num_elements() const { return ne_; }
-  int nodes_per_element() const { return nd_; }
-  int num_points() const { return nq_; }
-  int components() const { return comps_; }
-  int dim() const { return dim_; }
-  int space_dim() const { return sdim_; }
-  int order() const { return p_; }
-  /// The restriction whose index map the kernels read (and whose scatter_add integrate_add uses).
-  const ElementRestriction& restriction() const { return restr_; }
   /// Whether interpolate and integrate run the CPU's element-batched kernels (a CPU backend and
   /// InterpolatorOptions::kernels.cpu_batched) rather than the team kernels.
   bool cpu_batched() const { return !exec_.on_device() && opt_.kernels.cpu_batched; }
