@@ -643,8 +643,17 @@ TEST_P(OperatorTest, PlanHoldsTheLaunchAndIsCheckedAgainstTheCall) {
   y.fill(0.0);
   EXPECT_NO_THROW(in.apply(pl, g.D.data(), x.cview(), y.view()));
   EXPECT_ERROR_MENTIONS(in.apply(in.plan(true, false, true), g.D.data(), x.cview(), y.view()),
-                        "element-level");
+                        "fem::FusedOperator::apply", "element-level");
   EXPECT_ERROR_MENTIONS(in.apply(pl, nullptr, x.cview(), y.view()), "stored point data");
+  EXPECT_ERROR_MENTIONS(FusedOperator(space, Geometry::Hexahedron, quadrature(Geometry::Quadrilateral, 9), exec()),
+                        "fem::FusedOperator", "quadrilateral");
+  // standing alone, the fused operator adds what H1Operator's apply (same rule, q = p + 2) gives
+  const H1Operator A(space, OperatorKind::Diffusion, exec());
+  Array<double, 1> Ax("Ax", {space.num_dofs()}, exec().space());
+  A.apply(x.cview(), Ax.view());
+  const std::vector<double> want = to_vector(Ax), got = to_vector(y);
+  for (std::size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-12 * std::max(1.0, max_abs(want))) << "entry " << i;
 }
 
 TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {
