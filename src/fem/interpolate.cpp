@@ -8,14 +8,13 @@
 
 #include "interpolate_internal.hpp"
 #include "interpolate_kernels.hpp"
+#include "element_tables.hpp"
 #include "operator/cpu_interp.hpp"
-#include "operator/lines.hpp"  // mirror_symmetric: the line kernels' precondition, checked once here
 #include "tessera/core/device.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/forall.hpp"
 #include "tessera/core/memory.hpp"
 #include "tessera/core/tuning.hpp"
-#include "tessera/fem/basis.hpp"
 #include "tessera/fem/reference_element.hpp"
 
 namespace tessera::fem {
@@ -31,12 +30,6 @@ using ia::kSharedTableBytes;
 namespace {
 
 bool grads_of(Eval w) { return has(w, Eval::ReferenceGradients) || has(w, Eval::Gradients); }
-
-int ipow(int b, int e) {
-  int r = 1;
-  for (int i = 0; i < e; ++i) r *= b;
-  return r;
-}
 
 }  // namespace
 
@@ -93,110 +86,17 @@ int interpolation_heuristic_epb(const InterpolationKernel& k) {
 
 // ------------------------------------------------------------------ set-up
 
-Interpolator::Interpolator(const H1Space& space, Geometry g, const QuadratureRule& rule_in, Exec exec,
+Interpolator::Interpolator(const H1Space& space, Geometry g, const QuadratureRule& rule, Exec exec,
                            InterpolatorOptions options)
-    : exec_(exec), opt_(options), geom_(g), restr_(space, g, exec) {
-  TESSERA_REQUIRE(g == Geometry::Triangle || g == Geometry::Quadrilateral || g == Geometry::Tetrahedron ||
-                      g == Geometry::Hexahedron,
-                  "fem::Interpolator: geometry '", name(g),
-                  "' is not supported (valid: triangle, quadrilateral, tetrahedron, hexahedron)");
-  TESSERA_REQUIRE(rule_in.geom == g, "fem::Interpolator: the quadrature rule is on a '", name(rule_in.geom),
-                  "', the elements are '", name(g), "'");
+    : ElementBase("fem::Interpolator", space, g, rule, exec), opt_(options) {
   TESSERA_REQUIRE(options.elements_per_block >= 0, "fem::Interpolator: elements_per_block must be >= 0 (0 = auto), got ",
                   options.elements_per_block);
   TESSERA_REQUIRE(options.elements_per_item >= 0, "fem::Interpolator: elements_per_item must be >= 0 (0 = auto), got ",
                   options.elements_per_item);
   TESSERA_REQUIRE(options.threads_per_element >= 0, "fem::Interpolator: threads_per_element must be >= 0 (0 = auto), got ",
                   options.threads_per_element);
-  const Mesh& mesh = space.mesh();
-  mesh_ = &mesh;
   // on-the-fly geometry works from the vertices: a curved mesh reads stored J^-1 instead
-  if (mesh.has_nodes()) opt_.geometry = GeometrySource::Stored;
-  rule_ = rule_in.to_host();
-  p_ = space.order();
-  dim_ = fem::dim(g);
-  sdim_ = mesh.space_dim();
-  comps_ = space.components();
-  nd_ = num_nodes(g, p_);
-  nq_ = static_cast<int>(rule_.size());
-  nv_ = num_vertices(g);
-  ne_ = restr_.num_elements();
-  nn_ = space.num_nodes();
-  exclusive_from_ = space.exclusive_from();
-  tensor_ = is_tensor(g);
-  TESSERA_REQUIRE(nq_ >= 1, "fem::Interpolator: the quadrature rule has no points");
-  const H1Basis basis(g, p_);
-  for (int v = 0; v < nv_; ++v) {
-    const auto x = reference_vertex(g, v);
-    for (int d = 0; d < dim_; ++d) {
-      corners_[v][d] = x[std::size_t(d)] > 0.5 ? 1 : 0;
-      TESSERA_REQUIRE(x[std::size_t(d)] == 0.0 || x[std::size_t(d)] == 1.0,
-                      "fem::Interpolator: reference vertex not at a 0/1 corner");
-    }
-  }
-  if (tensor_) {
-    nd1_ = p_ + 1;
-    nq1_ = rule_.n1d;
-    TESSERA_REQUIRE(nq1_ >= 1 && ipow(nq1_, dim_) == nq_,
-                    "fem::Interpolator: the rule on the ", name(g), " has ", nq_, " points and n1d = ", rule_.n1d,
-                    "; sum factorization needs a tensor-product rule (tensor_quadrature or quadrature())");
-    std::vector<double> x1(std::size_t(nq1_), 0.0);
-    for (int i = 0; i < nq1_; ++i) x1[std::size_t(i)] = rule_.points(i, 0);
-    for (int q = 0; q < nq_; ++q) {
-      int rem = q;
-      for (int d = 0; d < dim_; ++d) {
-        const int i = rem % nq1_;
-        rem /= nq1_;
-        TESSERA_REQUIRE(rule_.points(q, d) == x1[std::size_t(i)], "fem::Interpolator: point ", q,
-                        " of the rule on the ", name(g),
-                        " is not in the lexicographic tensor-product order (x fastest) of its 1-D points");
-      }
-    }
-    const BasisTables1D t = tabulate(basis.basis_1d(), std::span<const double>(x1));
-    Array<double, 2> Bt("interp_B1t", {nd1_, nq1_});
-    Array<double, 3> Gt("interp_G1t", {1, nd1_, nq1_});
-    for (int i = 0; i < nd1_; ++i)
-      for (int q = 0; q < nq1_; ++q) {
-        Bt(i, q) = t.B(q, i);
-        Gt(0, i, q) = t.G(q, i);
-      }
-    nodal_points_ = nd1_ == nq1_;
-    for (int i = 0; i < nd1_; ++i)
-      for (int q = 0; q < nq1_; ++q)  // the nodal basis at its own nodes: 0 or 1 up to rounding
-        if (std::abs(Bt(i, q) - (i == q ? 1.0 : 0.0)) > 1e-14) nodal_points_ = false;
-    Bt_host_.assign(Bt.data(), Bt.data() + Bt.size());
-    Gt_host_.assign(Gt.data(), Gt.data() + Gt.size());
-    x1d_host_ = x1;
-    Bt_ = exec.on_device() ? Bt.to_device() : Bt;
-    Gt_ = exec.on_device() ? Gt.to_device() : Gt;
-    auto xh = Array<double, 1>::from("interp_x1d", std::span<const double>(x1), exec.space());
-    x1d_ = xh;
-    // D(a, r) = l_r'(x_a), the derivatives of the Lagrange basis on the 1-D points at those points
-    const Array<double, 2> D = LagrangeBasis1D(x1).derivatives(std::span<const double>(x1));
-    Dq_host_.assign(D.data(), D.data() + D.size());
-    // checked once here rather than at each launch of a line kernel (ia::fill_line_tables)
-    mirror_symmetric_ =
-        ia::mirror_symmetric([&](int i, int q) { return Bt(i, q); }, nd1_, nq1_, 1) &&
-        ia::mirror_symmetric([&](int r, int q) { return D(q, r); }, nq1_, nq1_, -1);
-    Dq_ = Array<double, 1>::from("interp_Dq", std::span<const double>(D.data(), std::size_t(D.size())), exec.space());
-  } else {
-    const BasisTables t = tabulate(basis, rule_);
-    Array<double, 2> Bt("interp_Bt", {nd_, nq_}), Bq("interp_Bq", {nq_, nd_});
-    Array<double, 3> Gt("interp_Gt", {dim_, nd_, nq_}), Gq("interp_Gq", {dim_, nq_, nd_});
-    for (int q = 0; q < nq_; ++q)
-      for (int i = 0; i < nd_; ++i) {
-        Bt(i, q) = t.B(q, i);
-        Bq(q, i) = t.B(q, i);
-        for (int d = 0; d < dim_; ++d) {
-          Gt(d, i, q) = t.G(q, i, d);
-          Gq(d, q, i) = t.G(q, i, d);
-        }
-      }
-    Bt_ = exec.on_device() ? Bt.to_device() : Bt;
-    Gt_ = exec.on_device() ? Gt.to_device() : Gt;
-    Bq_ = exec.on_device() ? Bq.to_device() : Bq;
-    Gq_ = exec.on_device() ? Gq.to_device() : Gq;
-  }
+  if (mesh_->has_nodes()) opt_.geometry = GeometrySource::Stored;
 }
 
 void Interpolator::ensure_geometry() const {
@@ -207,28 +107,12 @@ void Interpolator::ensure_geometry() const {
     ensure_vertices();
   } else {
     if (Jinv_.size() > 0) return;
-    Jinv_ = geometric_factors(*mesh_, geom_, rule_, exec_, GeometricFactorFlags::Jinv).Jinv;
+    Jinv_ = geometric_factors(*mesh_, geom_, tables_->rule, exec_, GeometricFactorFlags::Jinv).Jinv;
   }
 }
 
 void Interpolator::ensure_vertices() const {
-  if (X_.size() > 0) return;
-  const GeometricFactorKernel k(*mesh_, geom_, rule_, exec_);
-  k.check();  // inverted elements are named here rather than producing infinities
-  X_ = k.coordinates();
-}
-
-void Interpolator::prepare_operator(bool on_the_fly) const {
-  if (!on_the_fly) return;
-  TESSERA_REQUIRE(sdim_ == dim_, "fem::Interpolator::apply_operator: on-the-fly geometry on ", name(geom_),
-                  " elements needs a mesh of space dimension ", dim_, " (this mesh has ", sdim_,
-                  "); use stored quadrature data for embedded elements");
-  ensure_vertices();
-  if (wq_.size() == 0) {
-    Array<double, 1> w("interp_weights", {nq_});
-    for (int q = 0; q < nq_; ++q) w(q) = rule_.weights(q);
-    wq_ = exec_.on_device() ? w.to_device() : w;
-  }
+  if (X_.size() == 0) X_ = ia::element_vertices(*mesh_, geom_, tables_->rule, exec_);
 }
 
 // ------------------------------------------------------------------ sizes and choices
@@ -349,6 +233,12 @@ int Interpolator::choose_epb(Eval what, bool transpose, std::string* source) con
   return want;
 }
 
+void Interpolator::set_elements_per_item(int k) {
+  TESSERA_REQUIRE(k >= 0, "fem::Interpolator: elements_per_item must be >= 0 (0 = auto), got ", k);
+  opt_.elements_per_item = k;
+  epb_cache_.fill(0);  // the elements per block were chosen for the old count
+}
+
 int Interpolator::elements_per_block(Eval what, bool transpose) const { return choose_epb(what, transpose, nullptr); }
 
 std::string Interpolator::elements_per_block_source(Eval what, bool transpose) const {
@@ -428,32 +318,12 @@ QuadratureData Interpolator::allocate(Eval what) const {
 // ------------------------------------------------------------------ launches
 
 void Interpolator::fill_args(ia::Args& a) const {
-  a.dim = dim_;
-  a.sdim = sdim_;
-  a.comps = comps_;
-  a.nd = nd_;
-  a.nq = nq_;
-  a.nd1 = nd1_;
-  a.nq1 = nq1_;
-  a.nv = nv_;
+  tables_->fill(a);
   a.ne = ne_;
-  a.nn = nn_;
   a.idx = restr_.indices().data();
-  a.Bt = Bt_.data();
-  a.Gt = Gt_.data();
-  a.x1d = tensor_ ? x1d_.data() : nullptr;
-  a.host_Bt = tensor_ ? Bt_host_.data() : nullptr;
-  a.host_x1d = tensor_ ? x1d_host_.data() : nullptr;
-  a.host_Dq = tensor_ ? Dq_host_.data() : nullptr;
-  a.host_Gt = tensor_ ? Gt_host_.data() : nullptr;
-  a.Dq = tensor_ ? Dq_.data() : nullptr;
-  a.nodal_points = nodal_points_;
-  a.mirror_symmetric = mirror_symmetric_;
   a.X = X_.size() ? X_.data() : nullptr;
   a.Jinv = Jinv_.size() ? Jinv_.data() : nullptr;
   a.on_the_fly = opt_.geometry == GeometrySource::OnTheFly;
-  for (int v = 0; v < 8; ++v)
-    for (int d = 0; d < 3; ++d) a.corner[v][d] = corners_[v][d];
 }
 
 void Interpolator::run(int epb, bool transpose, Eval what, const double* u, const QuadratureData& qd,
@@ -462,8 +332,10 @@ void Interpolator::run(int epb, bool transpose, Eval what, const double* u, cons
   ia::Args a;
   fill_args(a);
   const bool simplex_t = transpose && !tensor_;
-  a.Bt = simplex_t ? Bq_.data() : Bt_.data();
-  a.Gt = simplex_t ? Gq_.data() : Gt_.data();
+  if (simplex_t) {
+    a.Bt = tables_->Bq.data();
+    a.Gt = tables_->Gq.data();
+  }
   a.values = has(what, Eval::Values);
   a.ref_grads = has(what, Eval::ReferenceGradients);
   a.grads = has(what, Eval::Gradients);
@@ -508,7 +380,7 @@ void Interpolator::run(int epb, bool transpose, Eval what, const double* u, cons
 void Interpolator::interpolate_with(int epb, View<const double, 1> u, Eval what, QuadratureData& out) const {
   check_what(what, "interpolate");
   TESSERA_REQUIRE(epb >= 1, "fem::Interpolator::interpolate: elements per block must be >= 1, got ", epb);
-  check_vector(exec_, "interpolate", "global vector u", u.data(), u.size(), index_t(comps_) * nn_);
+  check_vector(exec_, "Interpolator::interpolate", "global vector u", u.data(), u.size(), index_t(comps_) * nn_);
   check_data(out, what, "interpolate");
   run(epb, false, what, u.data(), out, nullptr);
 }
@@ -526,7 +398,7 @@ void Interpolator::integrate_with(int epb, const QuadratureData& in, Eval what, 
     fail("fem::Interpolator::integrate (", name(geom_), "): the E-vector has extents (", e_out.extent(0), ", ",
          e_out.extent(1), ", ", e_out.extent(2), "), expected (elements, components, nodes per element) = (", ne_,
          ", ", comps_, ", ", nd_, ")");
-  check_vector(exec_, "integrate", "E-vector", e_out.data(), e_out.size(), e_out.size());
+  check_vector(exec_, "Interpolator::integrate", "E-vector", e_out.data(), e_out.size(), e_out.size());
   run(epb, true, what, nullptr, in, e_out.data());
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Pieces shared by the interpolation launches (interpolate.cpp) and the operator's launch
+// Pieces shared by the interpolation launches (interpolate.cpp) and the fused operator's launch
 // planning (operator/apply.cpp): limits, the threads per element, the vector checks.
 #include <algorithm>
 #include <cstddef>
@@ -38,12 +38,14 @@ inline Dim3 item_threads(Geometry g, int nd, int nq, int nd1, int nq1, int threa
   return {std::min(std::max(nd, nq), 32), 1, 1};
 }
 
+/// Throws naming `where` (e.g. "Interpolator::interpolate") when a vector has other than `want`
+/// entries or lives in memory that exec's backend cannot read.
 inline void check_vector(const Exec& exec, const char* where, const char* what, const void* p, index_t size, index_t want) {
   if (size != want)
-    fail("fem::Interpolator::", where, ": the ", what, " has ", size, " entries, expected ", want);
+    fail("fem::", where, ": the ", what, " has ", size, " entries, expected ", want);
   const int s = detail::pointer_space(p);
   if (s >= 0 && !accessible(exec.backend, static_cast<Space>(s)))
-    fail("fem::Interpolator::", where, ": the ", what, " lives in ", to_string(static_cast<Space>(s)),
+    fail("fem::", where, ": the ", what, " lives in ", to_string(static_cast<Space>(s)),
          " memory, which the ", to_string(exec.backend), " backend cannot read; allocate it in ",
          to_string(exec.space()), " memory");
 }

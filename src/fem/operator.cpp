@@ -229,20 +229,33 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
                   "): on-the-fly geometry recomputes J from the element vertices, which do not describe this "
                   "curved mesh (order-", mesh.nodes_order(), " nodes); use stored geometry (GeometrySource::Stored, "
                   "the default) on curved meshes");
-  InterpolatorOptions io;
-  io.use_tuning_cache = true;
-  io.geometry = otf ? GeometrySource::OnTheFly : GeometrySource::Stored;
   TESSERA_REQUIRE(opt_.elements_per_item >= 0 && opt_.elements_per_block >= 0,
                   "fem::H1Operator: elements per item and per block must be >= 0 (0: automatic), got ",
                   opt_.elements_per_item, " and ", opt_.elements_per_block);
-  io.elements_per_item = opt_.elements_per_item;
-  io.simplex_tables = opt_.simplex_tables;
-  io.kernels = opt_.kernels;
+  FusedOperatorOptions fo;
+  fo.elements_per_item = opt_.elements_per_item;
+  fo.simplex_tables = opt_.simplex_tables;
+  fo.kernels = opt_.kernels;
   for (Geometry g : {Geometry::Triangle, Geometry::Quadrilateral, Geometry::Tetrahedron, Geometry::Hexahedron}) {
     if (mesh.num_elements(g) == 0 || fem::dim(g) != mesh.dim()) continue;
     const QuadratureRule rule = quadrature(g, degree_, opt_.quadrature);
-    Interpolator interp(space, g, rule, exec, io);
-    const bool fused_part = opt_.fused && interp.operator_fits(!mass, otf);
+    // the fused kernel where it fits, else the interpolation kernels composed
+    std::optional<FusedOperator> op;
+    std::optional<Interpolator> interp;
+    if (opt_.fused) {
+      op.emplace(space, g, rule, exec, fo);
+      if (!op->fits(!mass, otf)) op.reset();
+    }
+    if (!op) {
+      InterpolatorOptions io;
+      io.use_tuning_cache = true;
+      io.geometry = otf ? GeometrySource::OnTheFly : GeometrySource::Stored;
+      io.elements_per_item = opt_.elements_per_item;
+      io.simplex_tables = opt_.simplex_tables;
+      io.kernels = opt_.kernels;
+      interp.emplace(space, g, rule, exec, io);
+    }
+    const bool fused_part = op.has_value();
     // What apply reads: stored -> w det J or D; on the fly, fused -> nothing (the kernel
     // recomputes both); on the fly, composed -> w det J (J^-1 comes from the interpolator).
     // CPU backends, stored geometry: the element-batched kernel, which keeps its own copy of
@@ -256,21 +269,22 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
     std::shared_ptr<const cpu_detail::BatchedOperator> batched;
     GeometricFactors gf;
     if (cpu_batched)
-      batched = cpu_detail::make_batched(mesh, interp.restriction(), g, p, rule, !mass, stored, exec,
+      batched = cpu_detail::make_batched(mesh, op->restriction(), g, p, rule, !mass, stored, exec,
                                          opt_.compress_geometry, opt_.kernels.exact);
     else if (!otf)
       gf = stored();
     else if (!fused_part)
       gf = geometric_factors(mesh, g, rule, exec, GeometricFactorFlags::WDetJ);
     else
-      interp.prepare_operator(true);  // gathers the vertices once; names an inverted element
+      op->prepare(true);  // gathers the vertices once; names an inverted element
     const BasisTables t = tabulate(H1Basis(g, p), rule);
     const Eval what = mass ? Eval::Values : otf ? Eval::Gradients : Eval::ReferenceGradients;
     // Point buffers only for the composed path (the fused kernel keeps its point data in
     // shared memory): at 8M DOFs they would hold ~1 GB that the fused path never touches.
-    QuadratureData qd = fused_part ? QuadratureData{} : interp.allocate(what);
-    parts_.push_back(Part{std::move(interp), rule, std::move(gf), exec.on_device() ? t.B.to_device() : t.B,
-                          exec.on_device() ? t.G.to_device() : t.G, std::move(qd), fused_part, std::move(batched)});
+    QuadratureData qd = fused_part ? QuadratureData{} : interp->allocate(what);
+    parts_.push_back(Part{std::move(op), std::move(interp), rule, std::move(gf),
+                          exec.on_device() ? t.B.to_device() : t.B, exec.on_device() ? t.G.to_device() : t.G,
+                          std::move(qd), std::move(batched), {}, {}});
   }
   TESSERA_REQUIRE(!parts_.empty(), "fem::H1Operator: the mesh has no triangles, quadrilaterals, tetrahedra or "
                                    "hexahedra of its dimension");
@@ -280,7 +294,7 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
   const bool diffusion = kind_ == OperatorKind::Diffusion;
   store_exclusive_ = space.ordering() == NodeOrdering::SharedFirst &&
                      std::all_of(parts_.begin(), parts_.end(), [&](const Part& part) {
-                       return part.fused && !part.batched && part.interp.operator_stores_exclusive(diffusion);
+                       return part.fused() && !part.batched && part.op->stores_exclusive(diffusion);
                      });
 }
 
@@ -311,20 +325,21 @@ void H1Operator::apply(View<const double, 1> x, View<double, 1> y) const {
       part.batched->apply_add(x.data(), y.data());
       continue;
     }
-    if (part.fused) {
+    if (part.fused()) {
       const double* qdata = otf ? nullptr : diffusion ? part.gf.D.data() : part.gf.wdetJ.data();
-      part.interp.apply_operator(plan_of(part, false), qdata, x, y, scatter);
+      part.op->apply(plan_of(part, false), qdata, x, y, scatter);
       continue;
     }
-    part.interp.interpolate(x, what, part.qd);
-    if (otf && diffusion) od::scale_gradients(exec_, part.gf, part.interp.components(), part.qd);
-    else od::pointwise(exec_, kind_, part.gf, part.interp.components(), part.qd);
-    part.interp.integrate_add(part.qd, what, y);
+    const Interpolator& in = *part.interp;
+    in.interpolate(x, what, part.qd);
+    if (otf && diffusion) od::scale_gradients(exec_, part.gf, in.components(), part.qd);
+    else od::pointwise(exec_, kind_, part.gf, in.components(), part.qd);
+    in.integrate_add(part.qd, what, y);
   }
 }
 
 void H1Operator::apply_element(View<const double, 3> xe, View<double, 3> ye) const {
-  TESSERA_REQUIRE(parts_.size() == 1 && parts_[0].fused,
+  TESSERA_REQUIRE(parts_.size() == 1 && parts_[0].fused(),
                   "fem::H1Operator::apply_element: element-level applies need a mesh of one element type and "
                   "the fused kernels (OperatorOptions::fused; on the GPU, point data that fits shared memory)");
   const Part& part = parts_[0];
@@ -333,52 +348,52 @@ void H1Operator::apply_element(View<const double, 3> xe, View<double, 3> ye) con
   // The batched kernel released the stored factors: computed again at the first element-level
   // apply and kept for the next ones.
   if (part.batched && !otf && (diffusion ? part.gf.D.size() : part.gf.wdetJ.size()) == 0)
-    part.gf = geometric_factors(*mesh_, part.interp.geometry(), part.rule, exec_,
+    part.gf = geometric_factors(*mesh_, part.op->geometry(), part.rule, exec_,
                                 diffusion ? GeometricFactorFlags::D : GeometricFactorFlags::WDetJ);
   const GeometricFactors& gf = part.gf;
   const double* qdata = otf ? nullptr : diffusion ? gf.D.data() : gf.wdetJ.data();
-  part.interp.apply_operator_element(plan_of(part, true), qdata, xe, ye);
+  part.op->apply_element(plan_of(part, true), qdata, xe, ye);
 }
 
 const OperatorPlan& H1Operator::plan_of(const Part& part, bool element) const {
   std::optional<OperatorPlan>& p = element ? part.element_plan : part.plan;
   if (!p)
-    p = part.interp.plan_operator(kind_ == OperatorKind::Diffusion, opt_.geometry == GeometrySource::OnTheFly, element,
-                                  opt_.elements_per_block);
+    p = part.op->plan(kind_ == OperatorKind::Diffusion, opt_.geometry == GeometrySource::OnTheFly, element,
+                      opt_.elements_per_block);
   return *p;
 }
 
 namespace {
 template <class Parts>
-const Interpolator* fused_interpolator(const Parts& parts) {
+const FusedOperator* first_fused(const Parts& parts) {
   for (const auto& p : parts)
-    if (p.fused) return &p.interp;
+    if (p.fused()) return &*p.op;
   return nullptr;
 }
 }  // namespace
 
 int H1Operator::elements_per_block(bool element, std::string* source) const {
-  const Interpolator* in = fused_interpolator(parts_);
+  const FusedOperator* in = first_fused(parts_);
   if (!in) return 0;
   if (opt_.elements_per_block > 0) {
     if (source) *source = "option";
     return opt_.elements_per_block;
   }
-  return in->operator_elements_per_block(kind_ == OperatorKind::Diffusion,
-                                         opt_.geometry == GeometrySource::OnTheFly, element, source);
+  return in->elements_per_block(kind_ == OperatorKind::Diffusion, opt_.geometry == GeometrySource::OnTheFly, element,
+                                source);
 }
 
 int H1Operator::max_elements_per_block(bool element) const {
-  const Interpolator* in = fused_interpolator(parts_);
-  return in ? in->max_operator_elements_per_block(kind_ == OperatorKind::Diffusion,
-                                                  opt_.geometry == GeometrySource::OnTheFly, element)
+  const FusedOperator* in = first_fused(parts_);
+  return in ? in->max_elements_per_block(kind_ == OperatorKind::Diffusion, opt_.geometry == GeometrySource::OnTheFly,
+                                         element)
             : 0;
 }
 
 int H1Operator::elements_per_item(bool element, std::string* source) const {
-  const Interpolator* in = fused_interpolator(parts_);
-  return in ? in->operator_elements_per_item(kind_ == OperatorKind::Diffusion,
-                                             opt_.geometry == GeometrySource::OnTheFly, element, source)
+  const FusedOperator* in = first_fused(parts_);
+  return in ? in->elements_per_item(kind_ == OperatorKind::Diffusion, opt_.geometry == GeometrySource::OnTheFly,
+                                    element, source)
             : 0;
 }
 
@@ -386,14 +401,15 @@ void H1Operator::set_elements_per_item(int k) {
   TESSERA_REQUIRE(k >= 0, "fem::H1Operator: elements per item must be >= 0 (0: automatic), got ", k);
   opt_.elements_per_item = k;
   for (Part& p : parts_) {
-    p.interp.set_elements_per_item(k);
+    if (p.op) p.op->set_elements_per_item(k);
+    else p.interp->set_elements_per_item(k);
     p.forget_plans();
   }
 }
 
 std::string H1Operator::tuning_key(bool element) const {
-  const Interpolator* in = fused_interpolator(parts_);
-  return in ? in->operator_key(kind_ == OperatorKind::Diffusion, opt_.geometry == GeometrySource::OnTheFly, element)
+  const FusedOperator* in = first_fused(parts_);
+  return in ? in->key(kind_ == OperatorKind::Diffusion, opt_.geometry == GeometrySource::OnTheFly, element)
             : std::string();
 }
 
@@ -408,14 +424,15 @@ H1Operator::CpuKernelInfo H1Operator::cpu_kernel() const {
   for (const Part& part : parts_) {
     if (!part.batched) continue;
     const auto& b = *part.batched;
-    info.batched_elements += part.interp.num_elements();
+    const index_t ne = part.restriction().num_elements();
+    info.batched_elements += ne;
     info.lanes = b.lanes();
     info.compressed_elements += b.compressed_elements();
     info.geometry_bytes += b.geometry_bytes();
     info.threads = std::max(info.threads, b.threads());
     info.shared_batches += b.batches() - b.interior_batches();
     info.colours = std::max(info.colours, b.colours());
-    info.vector_access_share += b.vector_access_share() * double(part.interp.num_elements());
+    info.vector_access_share += b.vector_access_share() * double(ne);
   }
   if (info.batched_elements > 0) info.vector_access_share /= double(info.batched_elements);
   return info;
@@ -434,14 +451,14 @@ Array<double, 1> H1Operator::diagonal(bool sum_factorized) const {
       part.batched->diagonal_add(d.data());
       continue;
     }
-    const auto& r = part.interp.restriction();
+    const auto& r = part.restriction();
     Array<double, 3> de("operator_diagonal_e", {r.num_elements(), r.components(), r.nodes_per_element()},
                         exec_.space());
     // On the fly, apply holds no D (diffusion) or nothing at all (fused): computed here for
     // the once-per-solve diagonal and released.
     const bool have = mass ? part.gf.wdetJ.size() > 0 : part.gf.D.size() > 0;
-    const GeometricFactors gf = have ? part.gf : geometric_factors(*mesh_, part.interp.geometry(), part.rule, exec_, flag);
-    const Geometry g = part.interp.geometry();
+    const Geometry g = part.rule.geom;
+    const GeometricFactors gf = have ? part.gf : geometric_factors(*mesh_, g, part.rule, exec_, flag);
     if (sum_factorized && is_tensor(g)) {
       // the 1-D tables at the rule's 1-D points (the rule is a tensor product, x fastest, as
       // the Interpolator checked), as products B1^2, B1 G1, G1^2: (3, m, n)
@@ -449,7 +466,7 @@ Array<double, 1> H1Operator::diagonal(bool sum_factorized) const {
       const int m = rule.n1d;
       std::vector<double> x1(static_cast<std::size_t>(m));
       for (int k = 0; k < m; ++k) x1[std::size_t(k)] = rule.points(k, 0);
-      const BasisTables1D t = tabulate(H1Basis(g, part.interp.order()).basis_1d(), std::span<const double>(x1));
+      const BasisTables1D t = tabulate(H1Basis(g, part.order()).basis_1d(), std::span<const double>(x1));
       const int n = static_cast<int>(t.B.extent(1));
       Array<double, 3> tab("operator_diagonal_tables", {3, m, n});
       for (int k = 0; k < m; ++k)

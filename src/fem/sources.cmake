@@ -28,6 +28,7 @@ target_sources(tessera PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/mesh_curved.cpp
   ${CMAKE_CURRENT_LIST_DIR}/h1_space.cpp
   ${CMAKE_CURRENT_LIST_DIR}/field_functions.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/element_tables.cpp
   ${CMAKE_CURRENT_LIST_DIR}/operator/choice.cpp
   ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_batched.cpp
   ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_contract.cpp

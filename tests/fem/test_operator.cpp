@@ -597,43 +597,43 @@ TEST_P(OperatorTest, StoreExclusiveIsRefusedByTheKernelsThatAdd) {
   // The one-thread-per-element kernels (hexahedra at p = 1, and mass at p = 2 in the global
   // apply) and the column kernel of Gauss-Lobatto diffusion with several components at p = 3
   // add every entry, so a caller that skipped the fill of the nodes of one element would read
-  // garbage: apply_operator refuses StoreExclusive there, and accepts it where the kernel stores
+  // garbage: FusedOperator::apply refuses StoreExclusive there, and accepts it where the kernel stores
   // (p = 3 scalar and p = 4 with 3 components, Gauss-Lobatto: the point-column and column kernels).
   const Mesh mesh = generate_mesh("box:hex:2x2x2");
   const auto rule = [](int p) { return quadrature(Geometry::Hexahedron, 2 * p + 3); };
   const auto lobatto = [](int p) { return quadrature(Geometry::Hexahedron, 2 * p - 1, QuadratureType::GaussLobatto); };
   const H1Space s1(mesh, 1, 1, NodeOrdering::SharedFirst), s3(mesh, 3, 1, NodeOrdering::SharedFirst);
   const H1Space v3(mesh, 3, 3, NodeOrdering::SharedFirst), v4(mesh, 4, 3, NodeOrdering::SharedFirst);
-  const Interpolator i1(s1, Geometry::Hexahedron, rule(1), exec()), i3(s3, Geometry::Hexahedron, rule(3), exec());
-  EXPECT_FALSE(i1.operator_stores_exclusive(false));
-  EXPECT_TRUE(i3.operator_stores_exclusive(false));
-  EXPECT_TRUE(Interpolator(s3, Geometry::Hexahedron, lobatto(3), exec()).operator_stores_exclusive(true));
-  EXPECT_FALSE(Interpolator(v3, Geometry::Hexahedron, lobatto(3), exec()).operator_stores_exclusive(true));
-  EXPECT_TRUE(Interpolator(v4, Geometry::Hexahedron, lobatto(4), exec()).operator_stores_exclusive(true));
+  const FusedOperator i1(s1, Geometry::Hexahedron, rule(1), exec()), i3(s3, Geometry::Hexahedron, rule(3), exec());
+  EXPECT_FALSE(i1.stores_exclusive(false));
+  EXPECT_TRUE(i3.stores_exclusive(false));
+  EXPECT_TRUE(FusedOperator(s3, Geometry::Hexahedron, lobatto(3), exec()).stores_exclusive(true));
+  EXPECT_FALSE(FusedOperator(v3, Geometry::Hexahedron, lobatto(3), exec()).stores_exclusive(true));
+  EXPECT_TRUE(FusedOperator(v4, Geometry::Hexahedron, lobatto(4), exec()).stores_exclusive(true));
   const GeometricFactors g1 = geometric_factors(mesh, Geometry::Hexahedron, rule(1), exec(), GeometricFactorFlags::WDetJ);
   Array<double, 1> x("x", {s1.num_dofs()}, exec().space()), y("y", {s1.num_dofs()}, exec().space());
   x.fill(1.0);
   y.fill(0.0);
-  EXPECT_ERROR_MENTIONS(i1.apply_operator(false, g1.wdetJ.data(), x.cview(), y.view(), 0, OperatorScatter::StoreExclusive),
+  EXPECT_ERROR_MENTIONS(i1.apply(false, g1.wdetJ.data(), x.cview(), y.view(), 0, OperatorScatter::StoreExclusive),
                         "StoreExclusive", "OperatorScatter::Add");
-  EXPECT_NO_THROW(i1.apply_operator(false, g1.wdetJ.data(), x.cview(), y.view(), 0, OperatorScatter::Add));
+  EXPECT_NO_THROW(i1.apply(false, g1.wdetJ.data(), x.cview(), y.view(), 0, OperatorScatter::Add));
 }
 
 TEST_P(OperatorTest, PlanHoldsTheLaunchAndIsCheckedAgainstTheCall) {
-  // plan_operator gathers the run-time rules once (H1Operator keeps its plans): its elements
+  // FusedOperator::plan gathers the run-time rules once (H1Operator keeps its plans): its elements
   // per block and shared bytes are those the queries give, an explicit count is kept as the
   // option, and a plan of the other kind (element-level, on the fly) is refused by the apply.
   const Mesh mesh = generate_mesh("box:hex:2x2x2");
   const H1Space space(mesh, 3, 1);
-  const Interpolator in(space, Geometry::Hexahedron, quadrature(Geometry::Hexahedron, 9), exec());
-  const OperatorPlan pl = in.plan_operator(true, false, false);
-  EXPECT_EQ(pl.elements_per_block, in.operator_elements_per_block(true, false, false));
-  EXPECT_EQ(pl.elements_per_item, in.operator_elements_per_item(true, false, false));
+  const FusedOperator in(space, Geometry::Hexahedron, quadrature(Geometry::Hexahedron, 9), exec());
+  const OperatorPlan pl = in.plan(true, false, false);
+  EXPECT_EQ(pl.elements_per_block, in.elements_per_block(true, false, false));
+  EXPECT_EQ(pl.elements_per_item, in.elements_per_item(true, false, false));
   EXPECT_FALSE(pl.block_source.empty());
   EXPECT_EQ(detail::team_shared_bytes(detail::make_team_params(
                 Teams{in.num_elements(), pl.elements_per_block, pl.threads, pl.item_bytes, pl.common_bytes})),
-            in.operator_shared_bytes(true, false, pl.elements_per_block));
-  const OperatorPlan two = in.plan_operator(true, false, false, 2);
+            in.shared_bytes(true, false, pl.elements_per_block));
+  const OperatorPlan two = in.plan(true, false, false, 2);
   EXPECT_EQ(two.elements_per_block, 2);
   EXPECT_EQ(two.block_source, "option");
   const GeometricFactors g = geometric_factors(mesh, Geometry::Hexahedron, quadrature(Geometry::Hexahedron, 9), exec(),
@@ -641,10 +641,19 @@ TEST_P(OperatorTest, PlanHoldsTheLaunchAndIsCheckedAgainstTheCall) {
   Array<double, 1> x("x", {space.num_dofs()}, exec().space()), y("y", {space.num_dofs()}, exec().space());
   x.fill(1.0);
   y.fill(0.0);
-  EXPECT_NO_THROW(in.apply_operator(pl, g.D.data(), x.cview(), y.view()));
-  EXPECT_ERROR_MENTIONS(in.apply_operator(in.plan_operator(true, false, true), g.D.data(), x.cview(), y.view()),
-                        "element-level");
-  EXPECT_ERROR_MENTIONS(in.apply_operator(pl, nullptr, x.cview(), y.view()), "stored point data");
+  EXPECT_NO_THROW(in.apply(pl, g.D.data(), x.cview(), y.view()));
+  EXPECT_ERROR_MENTIONS(in.apply(in.plan(true, false, true), g.D.data(), x.cview(), y.view()),
+                        "fem::FusedOperator::apply", "element-level");
+  EXPECT_ERROR_MENTIONS(in.apply(pl, nullptr, x.cview(), y.view()), "stored point data");
+  EXPECT_ERROR_MENTIONS(FusedOperator(space, Geometry::Hexahedron, quadrature(Geometry::Quadrilateral, 9), exec()),
+                        "fem::FusedOperator", "quadrilateral");
+  // standing alone, the fused operator adds what H1Operator's apply (same rule, q = p + 2) gives
+  const H1Operator A(space, OperatorKind::Diffusion, exec());
+  Array<double, 1> Ax("Ax", {space.num_dofs()}, exec().space());
+  A.apply(x.cview(), Ax.view());
+  const std::vector<double> want = to_vector(Ax), got = to_vector(y);
+  for (std::size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-12 * std::max(1.0, max_abs(want))) << "entry " << i;
 }
 
 TEST_P(OperatorTest, HexahedronKernelVariantsEqualAssembled) {

@@ -68,6 +68,46 @@ namespace tessera::fem {
 
 namespace interp_detail {
 struct Args;
+struct ElementTables;
+/// The sizes of one geometry's elements of a space at a rule's points, as Interpolator and
+/// FusedOperator hold them (their members keep these names; make_tables fills them).
+struct ElementSizes {
+  Geometry geom_ = Geometry::Triangle;
+  int p_ = 1, dim_ = 0, sdim_ = 0, comps_ = 1, nd_ = 0, nq_ = 0, nd1_ = 0, nq1_ = 0, nv_ = 0;
+  index_t ne_ = 0, nn_ = 0;
+  index_t exclusive_from_ = 0;     // H1Space::exclusive_from
+  bool tensor_ = false;
+  bool nodal_points_ = false;      // tensor: the 1-D points are the nodes (B = I)
+  bool mirror_symmetric_ = false;  // tensor: B and D mirror-symmetric (the hexahedron line kernels need it)
+};
+/// What Interpolator and FusedOperator share: the elements of geometry g of a space (whose mesh
+/// must outlive them) at a rule's points, their restriction and the kernels' tables
+/// (make_tables, src/fem/element_tables.hpp). Throws naming `who` as make_tables does.
+class ElementBase : protected ElementSizes {
+ public:
+  Geometry geometry() const { return geom_; }
+  const Exec& exec() const { return exec_; }
+  index_t num_elements() const { return ne_; }
+  int nodes_per_element() const { return nd_; }
+  int num_points() const { return nq_; }
+  int components() const { return comps_; }
+  int dim() const { return dim_; }
+  int space_dim() const { return sdim_; }
+  int order() const { return p_; }
+  /// The restriction whose index map the kernels read.
+  const ElementRestriction& restriction() const { return restr_; }
+
+ protected:
+  ElementBase(const char* who, const H1Space& space, Geometry g, const QuadratureRule& rule, const Exec& exec);
+  Exec exec_;
+  ElementRestriction restr_;
+  const Mesh* mesh_ = nullptr;
+  std::shared_ptr<const ElementTables> tables_;
+};
+/// Elements per item of the forward and operator kernels where nothing sets them: 512 / nodes
+/// per element in 1..8 (8 up to p = 3 hexahedra; large elements keep their index maps in shared
+/// memory small).
+constexpr int default_elements_per_item(int nd) { return nd >= 512 ? 1 : std::min(8, 512 / nd); }
 }
 namespace cpu_detail {
 class BatchedInterpolator;
@@ -113,7 +153,7 @@ enum class TableMemory {
   Global   ///< read from global memory (cached in L1/L2)
 };
 
-/// Which fused operator kernels may serve (Interpolator::apply_operator, H1Operator), for
+/// Which fused operator kernels may serve (FusedOperator, H1Operator), for
 /// comparisons and experiments. The defaults are the kernels the plan picks for each case
 /// (docs/dev/operator-kernels.md); library objects never read the environment themselves.
 struct OperatorKernelChoice {
@@ -164,9 +204,9 @@ struct InterpolatorOptions {
   /// points or nodes than threads loop). Fewer threads per element put more elements, and so
   /// more gathers, in flight per SM.
   int threads_per_element = 0;
-  /// The fused operator kernels that may serve apply_operator (the plan's by default); on the
-  /// CPU also the interpolation's: kernels.cpu_batched (default true) runs interpolate and
-  /// integrate element-batched, kernels.exact = false with run-time contraction loops.
+  /// On the CPU, the interpolation's kernels: kernels.cpu_batched (default true) runs interpolate
+  /// and integrate element-batched, kernels.exact = false with run-time contraction loops (the
+  /// fused operators read the same choice from FusedOperatorOptions::kernels).
   OperatorKernelChoice kernels{};
 };
 
@@ -203,29 +243,9 @@ struct InterpolationKernel {
 /// elements for about 256 threads per block, at most 32 (2-D) or 16 (3-D).
 int interpolation_heuristic_epb(const InterpolationKernel& k);
 
-/// How Interpolator::apply_operator writes the global vector: every entry added to (Add), or
-/// the entries of the nodes one element uses alone (H1Space::exclusive_from() on) stored and
-/// the others added (StoreExclusive; no atomics and no zero fill needed for the former).
-enum class OperatorScatter { Add, StoreExclusive };
-
-/// How a fused operator is launched, as Interpolator::plan_operator chose it from every
-/// run-time rule (kernel family, elements per item and per block, threads, shared memory):
-/// computed once per operator and kept (H1Operator), so that the rules run at set-up and not
-/// at every apply. docs/dev/operator-kernels.md describes the rules.
-struct OperatorPlan {
-  bool diffusion = false, on_the_fly = false, element = false;
-  int elements_per_item = 1, elements_per_block = 1;
-  std::string item_source, block_source;  ///< "option", "tuning cache", "heuristic", ...
-  Dim3 threads{1, 1, 1};                  ///< threads per element
-  std::size_t item_bytes = 0, common_bytes = 0;  ///< shared memory per item and per block
-  bool prefetch_qdata = false;            ///< stored point data prefetched into L2 a step ahead
-  bool merged_lines = false;              ///< the Gauss diffusion line kernel's merged buffers
-  bool tables_shared = false;             ///< simplices: the tables in shared memory
-};
-
 /// Interpolation of the fields of an H1Space at the points of a rule on the elements of one
 /// geometry, and its transpose (see the file comment).
-class Interpolator {
+class Interpolator : public interp_detail::ElementBase {
  public:
   /// Set-up for the elements of geometry g of space.mesh() (which must outlive the
   /// interpolator) (mesh.elements_of(g) order, the
@@ -235,18 +255,9 @@ class Interpolator {
   Interpolator(const H1Space& space, Geometry g, const QuadratureRule& rule, Exec exec = Exec::best(),
                InterpolatorOptions options = {});
 
-  Geometry geometry() const { return geom_; }
-  const Exec& exec() const { return exec_; }
+  // geometry(), exec(), num_elements(), nodes_per_element(), num_points(), components(), dim(),
+  // space_dim(), order(), restriction() (whose scatter_add integrate_add uses): ElementBase's
   const InterpolatorOptions& options() const { return opt_; }
-  index_t num_elements() const { return ne_; }
-  int nodes_per_element() const { return nd_; }
-  int num_points() const { return nq_; }
-  int components() const { return comps_; }
-  int dim() const { return dim_; }
-  int space_dim() const { return sdim_; }
-  int order() const { return p_; }
-  /// The restriction whose index map the kernels read (and whose scatter_add integrate_add uses).
-  const ElementRestriction& restriction() const { return restr_; }
   /// Whether interpolate and integrate run the CPU's element-batched kernels (a CPU backend and
   /// InterpolatorOptions::kernels.cpu_batched) rather than the team kernels.
   bool cpu_batched() const { return !exec_.on_device() && opt_.kernels.cpu_batched; }
@@ -282,69 +293,12 @@ class Interpolator {
   void interpolate_with(int epb, View<const double, 1> u, Eval what, QuadratureData& out) const;
   void integrate_with(int epb, const QuadratureData& in, Eval what, View<double, 3> e_out) const;
 
-  /// The fused operator y += A x on this geometry's elements in one launch (gather,
-  /// interpolation, the point-wise factor, the transpose and an atomic scatter-add):
-  /// diffusion with qdata = GeometricFactors::D, or mass with qdata = GeometricFactors::wdetJ,
-  /// both computed at this interpolator's rule. qdata = nullptr: on-the-fly geometry, the same
-  /// factors recomputed in the kernel at every point from the element's vertices (first-order
-  /// map; the mesh's space dimension must equal the elements'). Every geometry: triangles and
-  /// tetrahedra by dense tables, up to 4 elements per item sharing each table read
-  /// (operator_fits says whether one element's buffers fit the GPU's shared memory).
-  /// epb <= 0: about 256 threads per block, reduced to fit shared memory. With
-  /// OperatorScatter::StoreExclusive the entries of the nodes from H1Space::exclusive_from() on
-  /// (each used by one element) are overwritten with (A x) instead: y need not be zero there.
-  /// StoreExclusive needs operator_stores_exclusive(diffusion) (throws otherwise).
-  void apply_operator(bool diffusion, const double* qdata, View<const double, 1> x, View<double, 1> y,
-                      int epb = 0, OperatorScatter scatter = OperatorScatter::Add) const;
-  /// The plan of the fused operator's launch (global apply, or element by element): every
-  /// run-time rule in one place; epb <= 0 the rule's elements per block. Throws when epb
-  /// elements per block need more shared memory than the device has (bounded kernels).
-  OperatorPlan plan_operator(bool diffusion, bool on_the_fly, bool element, int epb = 0) const;
-  /// apply_operator and apply_operator_element as planned (plan.on_the_fly: qdata must be
-  /// nullptr; plan.element must match the call).
-  void apply_operator(const OperatorPlan& plan, const double* qdata, View<const double, 1> x, View<double, 1> y,
-                      OperatorScatter scatter = OperatorScatter::Add) const;
-  void apply_operator_element(const OperatorPlan& plan, const double* qdata, View<const double, 3> xe,
-                              View<double, 3> ye) const;
-  /// Whether the fused global apply's kernel can store the nodes of one element
-  /// (OperatorScatter::StoreExclusive): every fused kernel but those that always add, the
-  /// one-thread-per-element ones (hexahedra at p <= 2) and the column kernel of Gauss-Lobatto
-  /// diffusion with several components at p = 3.
-  bool operator_stores_exclusive(bool diffusion) const;
-  /// Whether apply_operator and apply_operator_element can run one element per block here:
-  /// always on the CPU and for quadrilaterals and hexahedra (their largest kernels keep their
-  /// buffers in device memory where shared memory cannot hold them); on triangles and
-  /// tetrahedra on the GPU when an element's tables-free buffers (nodal values and point data)
-  /// fit the device's shared memory (tetrahedra with 3 components up to about 2000 points).
-  bool operator_fits(bool diffusion, bool on_the_fly) const;
-  /// Builds what an on-the-fly fused operator reads (the vertex coordinates, the rule's
-  /// weights) and checks the elements (throws naming an inverted one); apply_operator does
-  /// it at its first on-the-fly call. Nothing for stored data.
-  void prepare_operator(bool on_the_fly) const;
-  /// The same operator element by element (CEED's "BK" problems): ye = A_e xe for E-vectors
-  /// (elements, components, nodes per element), ye overwritten, no gather or scatter.
-  void apply_operator_element(bool diffusion, const double* qdata, View<const double, 3> xe, View<double, 3> ye,
-                              int epb = 0) const;
-
   /// Largest elements per block that fits the device's shared memory and thread limits
   /// (CPU backends: 64).
   int max_elements_per_block(Eval what, bool transpose) const;
 
-  /// Fused operators: the tuning-cache key, e.g.
-  /// "operator/hexahedron/p3/q125/c1/diffusion/stored/global/rev2/kauto" ("/rev<r>": the
-  /// kernels' revision, so that counts tuned for earlier kernels are not reused; "/k<n>" when
-  /// the options fix the elements per item); the elements per item a call uses (the option; else the
-  /// tuning cache's choice where `tessera tune operators` made one; else the kernel's rule,
-  /// operator_chunk) and the elements per block a call with epb <= 0 uses (tuning cache, else
-  /// about 256 threads per block; reduced to fit), each with where it came from; the largest
-  /// elements per block that fits; the shared bytes of one block.
-  std::string operator_key(bool diffusion, bool on_the_fly, bool element) const;
-  int operator_elements_per_item(bool diffusion, bool on_the_fly, bool element, std::string* source = nullptr) const;
-  int operator_elements_per_block(bool diffusion, bool on_the_fly, bool element, std::string* source = nullptr) const;
-  int max_operator_elements_per_block(bool diffusion, bool on_the_fly, bool element = false) const;
-  std::size_t operator_shared_bytes(bool diffusion, bool on_the_fly, int epb, bool element = false) const;
-  /// Fixes the elements per item of every later call (InterpolatorOptions::elements_per_item;
-  /// 0: automatic again) and forgets the choices made so far.
+  /// Fixes the elements per item of every later forward launch (InterpolatorOptions::
+  /// elements_per_item; 0: automatic again) and forgets the elements per block chosen so far.
   void set_elements_per_item(int k);
 
  private:
@@ -354,74 +308,21 @@ class Interpolator {
   void run(int epb, bool transpose, Eval what, const double* u, const QuadratureData& qd, double* e_out) const;
   void ensure_geometry() const;
   void ensure_vertices() const;  // X_, checked
-  void run_operator(const OperatorPlan& plan, const double* qdata, const double* x, double* y,
-                    OperatorScatter scatter = OperatorScatter::Add) const;
-  /// The operator kernel's threads per element and shared memory (per element, common) for a
-  /// launch of epb elements per block (the one-thread-per-element kernel's common rows grow with it).
-  Dim3 operator_shape(bool diffusion, bool on_the_fly, bool element, std::size_t* item, std::size_t* common,
-                      int epb = 1) const;
-  /// The operator kernels' rule for the elements per item where neither the option nor the
-  /// tuning cache sets it: chunk(), except on hexahedra on the GPU: stored diffusion at most 2
-  /// with p <= 3 (1 with Gauss points at bound 6: gauss_diffusion_at_bound6), 1 with Gauss
-  /// points at p = 4, 1 with the points at the nodes at p = 4, 5 (single_nodal_diffusion),
-  /// stored mass at p = 3 with 5 points per direction 4, and 2 on the fly with Gauss points and
-  /// scalar fields from p = 6 (diffusion up to p = 8); on triangles and tetrahedra 4 (on the
-  /// GPU where the point data of 4 elements takes at most 32 KB, else 1).
-  int operator_chunk(bool diffusion, bool on_the_fly) const;
-  /// Whether simplex_operator keeps its table (B for mass, G for diffusion) in shared memory:
-  /// InterpolatorOptions::simplex_tables, Auto: on the GPU up to 48 KB.
-  bool simplex_operator_tables_shared(bool diffusion) const;
-  /// Whether the rules give stored diffusion with the points at the nodes 1 element per item
-  /// and 2 per block (hexahedra on the GPU, p = 4, 5; several components at p = 4 run
-  /// hex_column_nodal instead).
-  bool single_nodal_diffusion(bool diffusion, bool on_the_fly) const;
-  /// Whether the rules give stored diffusion with Gauss points at bound 6 (p = 3, 4 with q = p
-  /// + 2; hexahedra on the GPU) 1 element per item and about 96 threads per block.
-  bool gauss_diffusion_at_bound6(bool diffusion, bool on_the_fly) const;
-  /// Whether the hexahedron Gauss diffusion line kernel keeps its T2 stage in buffers that are
-  /// dead at the time (Args::merged_lines) instead of one of its own.
-  bool operator_merged_lines() const;
   void fill_args(interp_detail::Args& a) const;
-  /// Elements per item of the forward kernels: the option, else 512 / nodes per element in
-  /// 1..8 (8 up to p = 3 hexahedra; large elements keep their index maps in shared memory small).
+  /// Elements per item of the forward kernels: the option, else default_elements_per_item.
   int chunk() const {
-    if (opt_.elements_per_item > 0) return opt_.elements_per_item;
-    return nd_ >= 512 ? 1 : std::min(8, 512 / nd_);
+    return opt_.elements_per_item > 0 ? opt_.elements_per_item : interp_detail::default_elements_per_item(nd_);
   }
   bool tables_in_shared(Eval what) const;
   std::size_t shared_bytes_parts(bool transpose, Eval what, std::size_t* common) const;
 
-  Exec exec_;
   InterpolatorOptions opt_;
-  Geometry geom_;
-  int p_ = 1, dim_ = 0, sdim_ = 0, comps_ = 1, nd_ = 0, nq_ = 0, nd1_ = 0, nq1_ = 0, nv_ = 0;
-  index_t ne_ = 0, nn_ = 0;
-  index_t exclusive_from_ = 0;  // H1Space::exclusive_from
-  bool tensor_ = false;
-  bool nodal_points_ = false;  // tensor: the 1-D points are the nodes (B = I)
-  bool mirror_symmetric_ = false;  // tensor: B and D mirror-symmetric (the hexahedron line kernels need it)
-  ElementRestriction restr_;
-  const Mesh* mesh_ = nullptr;
-  QuadratureRule rule_;   // host copy
-  Array<double, 2> Bt_;   // tensor: (nd1, nq1); simplex: (nd, nq)
-  Array<double, 3> Gt_;   // tensor: (1, nd1, nq1); simplex: (dim, nd, nq)
-  Array<double, 2> Bq_;   // simplex: (nq, nd), for the transpose
-  Array<double, 3> Gq_;   // simplex: (dim, nq, nd)
-  Array<double, 1> x1d_;  // tensor: the rule's 1-D points
-  std::vector<double> Bt_host_, Gt_host_, x1d_host_, Dq_host_;  // tensor: host copies of Bt_, Gt_, x1d_, Dq_ (line kernels)
-  Array<double, 1> Dq_;   // tensor: (nq1, nq1) Lagrange derivatives on the 1-D points (collocated gradients)
   mutable Array<double, 3> X_;     // vertex coordinates (ne, nv, sdim), on-the-fly physical gradients
   mutable Array<double, 4> Jinv_;  // stored (ne, dim, sdim, nq)
-  mutable Array<double, 1> wq_;    // the rule's weights (nq), for on-the-fly fused operators
-  int corners_[8][3] = {};
   mutable Array<double, 3> scratch_;  // E-vector for integrate_add
   mutable std::shared_ptr<const cpu_detail::BatchedInterpolator> cpu_;  // built at the first batched call
   mutable std::array<int, 16> epb_cache_{};          // chosen elements per block, by (what, transpose)
   mutable std::array<std::string, 16> epb_source_;   // where each choice came from
-  mutable std::array<int, 8> op_epb_{};              // fused operators, by (diffusion, on the fly, element)
-  mutable std::array<std::string, 8> op_epb_source_;
-  mutable std::array<int, 8> op_k_{};                // fused operators: elements per item, by the same
-  mutable std::array<std::string, 8> op_k_source_;
 };
 
 /// Convenience: interpolation of u on the elements of geometry g of `space` at the points of

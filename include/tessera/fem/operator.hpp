@@ -35,6 +35,7 @@
 
 #include "tessera/core/array.hpp"
 #include "tessera/core/exec.hpp"
+#include "tessera/fem/fused_operator.hpp"
 #include "tessera/fem/geometric_factors.hpp"
 #include "tessera/fem/h1_space.hpp"
 #include "tessera/fem/interpolate.hpp"
@@ -73,7 +74,7 @@ struct OperatorOptions {
   /// operators`), else about 256 threads per block, reduced to fit shared memory.
   int elements_per_block = 0;
   /// Fused kernels: elements each thread group processes one after the other, prefetching
-  /// the next one's gather (InterpolatorOptions::elements_per_item); 0 = the tuning cache's
+  /// the next one's gather (FusedOperatorOptions::elements_per_item); 0 = the tuning cache's
   /// choice where `tessera tune operators` made one, else 512 / nodes in 1..8 (on hexahedra on
   /// the GPU: stored diffusion at most 2 with p <= 3, 1 with Gauss points at p = 4, 1 for one
   /// component with Gauss-Lobatto points at p = 4, 5 (then 2 elements per block); on the fly
@@ -165,13 +166,14 @@ class H1Operator {
   Array<double, 1> diagonal(bool sum_factorized) const;
 
   struct Part {
-    Interpolator interp;
+    /// The fused kernel's operator (fused parts), else the interpolator of the composed path.
+    std::optional<FusedOperator> op;
+    std::optional<Interpolator> interp;
     QuadratureRule rule;
     mutable GeometricFactors gf;  // what apply reads: none (fused, on the fly), wdetJ or D
     Array<double, 2> B;  // (nq, nd) basis values at the points (exec's space), for the diagonal
     Array<double, 3> G;  // (nq, nd, dim) reference gradients
     mutable QuadratureData qd;
-    bool fused = false;
     /// CPU backends: the element-batched kernel (operator/cpu_batched.hpp) that apply runs
     /// instead of the fused team kernel; then gf is released, and filled again by the first
     /// apply_element (which the batched kernel does not serve).
@@ -183,6 +185,9 @@ class H1Operator {
       plan.reset();
       element_plan.reset();
     }
+    bool fused() const { return op.has_value(); }
+    const ElementRestriction& restriction() const { return op ? op->restriction() : interp->restriction(); }
+    int order() const { return op ? op->order() : interp->order(); }
   };
   /// part's plan of that kind, made now if it has none.
   const OperatorPlan& plan_of(const Part& part, bool element) const;

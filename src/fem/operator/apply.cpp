@@ -1,10 +1,12 @@
-// The fused operator's launches from an Interpolator's tables: the arguments, the elements
-// per item and per block (option, tuning cache, else the rules below), the threads and shared
-// memory of each family's layout (operator_shape mirrors the carving in operator/*.hpp), and
-// the checks before the launch. docs/dev/operator-kernels.md describes the plan.
+// FusedOperator: its set-up (the tables from make_tables, the vertices and weights of
+// on-the-fly geometry), the plan of a launch (elements per item and per block from the option,
+// the tuning cache, else the rules below; the threads and shared memory of each family's
+// layout: shape mirrors the carving in operator/*.hpp), the checks and the launches.
+// docs/dev/operator-kernels.md describes the plan.
 #include <algorithm>
 #include <sstream>
 
+#include "../element_tables.hpp"
 #include "../interpolate_internal.hpp"
 #include "hex_runtime.hpp"
 #include "hex_thread.hpp"  // the layout rules of the families it plans for
@@ -15,7 +17,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/forall.hpp"
 #include "tessera/core/tuning.hpp"
-#include "tessera/fem/interpolate.hpp"
+#include "tessera/fem/fused_operator.hpp"
 
 namespace tessera::fem {
 
@@ -26,61 +28,81 @@ using ia::kMaxBlockThreads;
 using ia::kPrefetchBytes;
 using ia::kSharedTableBytes;
 
-void Interpolator::apply_operator(bool diffusion, const double* qdata, View<const double, 1> x, View<double, 1> y,
-                                  int epb, OperatorScatter scatter) const {
-  apply_operator(plan_operator(diffusion, qdata == nullptr, false, epb), qdata, x, y, scatter);
+FusedOperator::FusedOperator(const H1Space& space, Geometry g, const QuadratureRule& rule, Exec exec,
+                             FusedOperatorOptions options)
+    : ElementBase("fem::FusedOperator", space, g, rule, exec), opt_(options) {
+  TESSERA_REQUIRE(options.elements_per_item >= 0, "fem::FusedOperator: elements_per_item must be >= 0 (0 = auto), got ",
+                  options.elements_per_item);
 }
 
-void Interpolator::apply_operator(const OperatorPlan& plan, const double* qdata, View<const double, 1> x,
-                                  View<double, 1> y, OperatorScatter scatter) const {
+void FusedOperator::prepare(bool on_the_fly) const {
+  if (!on_the_fly) return;
+  TESSERA_REQUIRE(sdim_ == dim_, "fem::FusedOperator::apply: on-the-fly geometry on ", name(geom_),
+                  " elements needs a mesh of space dimension ", dim_, " (this mesh has ", sdim_,
+                  "); use stored quadrature data for embedded elements");
+  if (X_.size() == 0) X_ = ia::element_vertices(*mesh_, geom_, tables_->rule, exec_);
+  if (wq_.size() == 0) {
+    Array<double, 1> w("operator_weights", {nq_});
+    for (int q = 0; q < nq_; ++q) w(q) = tables_->rule.weights(q);
+    wq_ = exec_.on_device() ? w.to_device() : w;
+  }
+}
+
+void FusedOperator::apply(bool diffusion, const double* qdata, View<const double, 1> x, View<double, 1> y,
+                          int epb, OperatorScatter scatter) const {
+  apply(plan(diffusion, qdata == nullptr, false, epb), qdata, x, y, scatter);
+}
+
+void FusedOperator::apply(const OperatorPlan& plan, const double* qdata, View<const double, 1> x,
+                          View<double, 1> y, OperatorScatter scatter) const {
   TESSERA_REQUIRE(!plan.element && plan.on_the_fly == (qdata == nullptr),
-                  "fem::Interpolator::apply_operator: the plan is for ", plan.element ? "element-level applies" : "",
+                  "fem::FusedOperator::apply: the plan is for ", plan.element ? "element-level applies" : "",
                   plan.on_the_fly == (qdata == nullptr) ? "" : plan.on_the_fly ? "on-the-fly geometry, but point data was given"
                                                                                : "stored point data, but none was given");
-  check_vector(exec_, "apply_operator", "input vector", x.data(), x.size(), index_t(comps_) * nn_);
-  check_vector(exec_, "apply_operator", "output vector", y.data(), y.size(), index_t(comps_) * nn_);
-  TESSERA_REQUIRE(scatter == OperatorScatter::Add || operator_stores_exclusive(plan.diffusion),
-                  "fem::Interpolator::apply_operator: OperatorScatter::StoreExclusive with a kernel that adds every "
+  check_vector(exec_, "FusedOperator::apply", "input vector", x.data(), x.size(), index_t(comps_) * nn_);
+  check_vector(exec_, "FusedOperator::apply", "output vector", y.data(), y.size(), index_t(comps_) * nn_);
+  TESSERA_REQUIRE(scatter == OperatorScatter::Add || stores_exclusive(plan.diffusion),
+                  "fem::FusedOperator::apply: OperatorScatter::StoreExclusive with a kernel that adds every "
                   "entry (", name(geom_), " p = ", p_, ", ", comps_, " component(s)); use OperatorScatter::Add");
-  run_operator(plan, qdata, x.data(), y.data(), scatter);
+  run(plan, qdata, x.data(), y.data(), scatter);
 }
 
-bool Interpolator::operator_stores_exclusive(bool diffusion) const {
+bool FusedOperator::stores_exclusive(bool diffusion) const {
   if (!tensor_ || ia::operator_thread_element(opt_.kernels, geom_, diffusion, nd1_, nq1_, nodal_points_, false)) return false;
   // the column kernel at p = 3 adds (column_stores); on the CPU the kernel of its bound serves
   // the same case and stores, but the answer must not depend on the backend
   return !ia::operator_columns(opt_.kernels, geom_, diffusion, nd1_, nq1_, nodal_points_, comps_) || ia::column_stores(nd1_);
 }
 
-void Interpolator::apply_operator_element(bool diffusion, const double* qdata, View<const double, 3> xe,
-                                          View<double, 3> ye, int epb) const {
-  apply_operator_element(plan_operator(diffusion, qdata == nullptr, true, epb), qdata, xe, ye);
+void FusedOperator::apply_element(bool diffusion, const double* qdata, View<const double, 3> xe,
+                                  View<double, 3> ye, int epb) const {
+  apply_element(plan(diffusion, qdata == nullptr, true, epb), qdata, xe, ye);
 }
 
-void Interpolator::apply_operator_element(const OperatorPlan& plan, const double* qdata, View<const double, 3> xe,
-                                          View<double, 3> ye) const {
+void FusedOperator::apply_element(const OperatorPlan& plan, const double* qdata, View<const double, 3> xe,
+                                  View<double, 3> ye) const {
   TESSERA_REQUIRE(plan.element && plan.on_the_fly == (qdata == nullptr),
-                  "fem::Interpolator::apply_operator_element: the plan is for ", plan.element ? "" : "the global apply",
+                  "fem::FusedOperator::apply_element: the plan is for ", plan.element ? "" : "the global apply",
                   plan.on_the_fly == (qdata == nullptr) ? "" : plan.on_the_fly ? "on-the-fly geometry, but point data was given"
                                                                                : "stored point data, but none was given");
   const auto check = [&](const char* what, index_t e0, index_t e1, index_t e2, const void* data, index_t size) {
     if (e0 != ne_ || e1 != comps_ || e2 != nd_)
-      fail("fem::Interpolator::apply_operator_element (", name(geom_), "): the ", what, " E-vector has extents (",
+      fail("fem::FusedOperator::apply_element (", name(geom_), "): the ", what, " E-vector has extents (",
            e0, ", ", e1, ", ", e2, "), expected (elements, components, nodes per element) = (", ne_, ", ", comps_,
            ", ", nd_, ")");
-    check_vector(exec_, "apply_operator_element", what, data, size, size);
+    check_vector(exec_, "FusedOperator::apply_element", what, data, size, size);
   };
   check("input", xe.extent(0), xe.extent(1), xe.extent(2), xe.data(), xe.size());
   check("output", ye.extent(0), ye.extent(1), ye.extent(2), ye.data(), ye.size());
-  run_operator(plan, qdata, xe.data(), ye.data());
+  run(plan, qdata, xe.data(), ye.data());
 }
 
-OperatorPlan Interpolator::plan_operator(bool diffusion, bool on_the_fly, bool element, int epb) const {
+OperatorPlan FusedOperator::plan(bool diffusion, bool on_the_fly, bool element, int epb) const {
   OperatorPlan pl;
   pl.diffusion = diffusion;
   pl.on_the_fly = on_the_fly;
   pl.element = element;
-  if (!tensor_) pl.tables_shared = simplex_operator_tables_shared(diffusion);
+  if (!tensor_) pl.tables_shared = simplex_tables_shared(diffusion);
   // The hexahedron diffusion line kernel with Gauss points prefetches each element's stored
   // data into L2 a step ahead where an element's block is at least kPrefetchBytes: on the H100
   // (8M DOFs, same run) BP3 p = 6..10 (24-64 KB per element) ran 1.13-1.22x faster, p = 2..5
@@ -88,48 +110,50 @@ OperatorPlan Interpolator::plan_operator(bool diffusion, bool on_the_fly, bool e
   // (docs/benchmarks/operators.md). The kernels that do not prefetch ignore the flag.
   pl.prefetch_qdata = diffusion && !on_the_fly && !nodal_points_ && geom_ == Geometry::Hexahedron &&
                       exec_.on_device() && sizeof(double) * 6 * std::size_t(nq_) >= kPrefetchBytes;
-  pl.merged_lines = operator_merged_lines();
-  pl.elements_per_item = operator_elements_per_item(diffusion, on_the_fly, element, &pl.item_source);
+  pl.merged_lines = merged_lines();
+  pl.elements_per_item = elements_per_item(diffusion, on_the_fly, element, &pl.item_source);
   if (!tensor_) pl.elements_per_item = std::min(pl.elements_per_item, ia::kSimplexMaxChunk);
   if (epb > 0) {
     pl.block_source = "option";
   } else {
-    epb = operator_elements_per_block(diffusion, on_the_fly, element, &pl.block_source);
+    epb = elements_per_block(diffusion, on_the_fly, element, &pl.block_source);
   }
-  TESSERA_REQUIRE(epb >= 1, "fem::Interpolator::apply_operator: elements per block must be >= 1, got ", epb);
+  TESSERA_REQUIRE(epb >= 1, "fem::FusedOperator::apply: elements per block must be >= 1, got ", epb);
   pl.elements_per_block = epb;
-  pl.threads = operator_shape(diffusion, on_the_fly, element, &pl.item_bytes, &pl.common_bytes, epb);
+  pl.threads = shape(diffusion, on_the_fly, element, &pl.item_bytes, &pl.common_bytes, epb);
   // the run-time-size kernels' element buffers go to device memory when they do not fit
   // (items_may_spill in operator/launch.cpp); the bounded ones must fit
   if (exec_.on_device() && !ia::operator_may_spill(opt_.kernels, geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_, comps_, element)) {
     const std::size_t limit = current_device().shared_per_block_optin;
-    const std::size_t need = operator_shared_bytes(diffusion, on_the_fly, epb, element);
+    const std::size_t need = shared_bytes(diffusion, on_the_fly, epb, element);
     if (need > limit)
-      fail("fem::Interpolator::apply_operator (", name(geom_), ", p = ", p_, ", ", nq_, " points): ", epb,
+      fail("fem::FusedOperator::apply (", name(geom_), ", p = ", p_, ", ", nq_, " points): ", epb,
            " elements per block need ", need, " bytes of shared memory, over the limit of ", limit, " bytes",
            epb > 1 ? "; use fewer elements per block" : "; this order and rule do not fit one element per block");
   }
   return pl;
 }
 
-void Interpolator::run_operator(const OperatorPlan& pl, const double* qdata, const double* x, double* y,
-                                OperatorScatter scatter) const {
+void FusedOperator::run(const OperatorPlan& pl, const double* qdata, const double* x, double* y,
+                        OperatorScatter scatter) const {
   ia::Args a;
-  fill_args(a);
+  tables_->fill(a);
+  a.ne = ne_;
+  a.idx = restr_.indices().data();
   a.u = x;
   a.y_out = y;
   if (pl.element) a.idx = nullptr;
   a.qdata = qdata;
   a.on_the_fly = pl.on_the_fly;
   if (a.on_the_fly) {
-    prepare_operator(true);
+    prepare(true);
     a.X = X_.data();
     a.wq = wq_.data();
   }
   a.concurrent = exec_.backend != Backend::Serial;
   if (!tensor_) {
-    a.Bq = Bq_.data();
-    a.Gq = Gq_.data();
+    a.Bq = tables_->Bq.data();
+    a.Gq = tables_->Gq.data();
     a.tables_shared = pl.tables_shared;
   }
   if (!pl.element && scatter == OperatorScatter::StoreExclusive) a.owned_from = static_cast<int>(exclusive_from_);
@@ -144,7 +168,7 @@ void Interpolator::run_operator(const OperatorPlan& pl, const double* qdata, con
 
 namespace {
 /// Items per block for threads_per_item threads each, aiming at target threads per block (the
-/// rule operator_elements_per_block ends with; simplex_item_threads sizes its blocks by it too).
+/// rule elements_per_block ends with; simplex_item_threads sizes its blocks by it too).
 int items_for_threads(int target, int threads_per_item) { return std::clamp(target / threads_per_item, 1, 16); }
 /// Threads per block the rule aims at where no bound asks for fewer (simplices, and hexahedra
 /// and quadrilaterals below bound 8 or at run-time sizes).
@@ -185,7 +209,7 @@ int simplex_item_threads(int nd, int nq, std::size_t item_bytes, bool tables_glo
 }
 }  // namespace
 
-bool Interpolator::simplex_operator_tables_shared(bool diffusion) const {
+bool FusedOperator::simplex_tables_shared(bool diffusion) const {
   switch (opt_.simplex_tables) {
     case TableMemory::Shared: return true;
     case TableMemory::Global: return false;
@@ -196,13 +220,13 @@ bool Interpolator::simplex_operator_tables_shared(bool diffusion) const {
   return exec_.on_device() && bytes <= kSharedTableBytes;
 }
 
-bool Interpolator::operator_fits(bool diffusion, bool on_the_fly) const {
+bool FusedOperator::fits(bool diffusion, bool on_the_fly) const {
   if (!exec_.on_device() || tensor_) return true;  // the hexahedron kernels that may not fit spill (items_may_spill)
-  return operator_shared_bytes(diffusion, on_the_fly, 1, false) <= current_device().shared_per_block_optin &&
-         operator_shared_bytes(diffusion, on_the_fly, 1, true) <= current_device().shared_per_block_optin;
+  return shared_bytes(diffusion, on_the_fly, 1, false) <= current_device().shared_per_block_optin &&
+         shared_bytes(diffusion, on_the_fly, 1, true) <= current_device().shared_per_block_optin;
 }
 
-int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
+int FusedOperator::chunk(bool diffusion, bool on_the_fly) const {
   if (!tensor_) {
     // Simplices: kSimplexMaxChunk elements per item, so that each table entry read serves 4
     // elements; on the GPU only where their point data (the larger part of an item's buffers)
@@ -221,13 +245,13 @@ int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
     // before the merge, 1 per item 1.17x of 4 (with the points at the nodes, BP5, 1 per item was
     // 0.98x of 4: left at 4). (docs/benchmarks/operators.md)
     // Stored diffusion with Gauss points at bound 6 (p = 3, 4 with q = p + 2): 1, with about 96
-    // threads per block (operator_elements_per_block). H100, 8M DOFs, tuner sweep of the
+    // threads per block (elements_per_block). H100, 8M DOFs, tuner sweep of the
     // elements per item and per block: BP3 p = 3 1x1 0.882 ms, 1x4 0.892, the rule before (2 per
     // item, 5 per block) 0.955; p = 4 1x3 0.712, 1x7 (the rule before) 0.755
     // (docs/benchmarks/operators.md)
     if (gauss_diffusion_at_bound6(diffusion, on_the_fly)) return 1;
     // p = 3, 4 with the points at the nodes, several components (hex_column_nodal): 2 per
-    // item; per block 4 at p = 3, 1 at p = 4 (operator_elements_per_block). H100, 8M DOFs, BP6,
+    // item; per block 4 at p = 3, 1 at p = 4 (elements_per_block). H100, 8M DOFs, BP6,
     // sweeps of the elements per item and per block: p = 3 stored 2x4 29.7 GDOF/s (1x8 27.0,
     // 4x4 28.9), on the fly 2x4 28.8 (1x8 25.6, 4x4 29.0); p = 4 stored 2x1 31.8 (2x2 31.5,
     // 2x4 30.8, 1x1 30.5, 2x8 28.1-28.8), on the fly 2x1 30.0 (2x2 29.7, 1x1 28.3)
@@ -237,7 +261,7 @@ int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
     // (2 per block): BP5 stored 21.1, 20.3, 19.6 GDOF/s, on the fly 18.7, 19.2, 19.2 (8 per
     // item: 18.5) (docs/benchmarks/operators.md)
     if (diffusion && nodal_points_ && nd1_ == 4) return on_the_fly ? 4 : 1;
-    if (diffusion && !on_the_fly && nd_ <= 64) return std::min(2, chunk());
+    if (diffusion && !on_the_fly && nd_ <= 64) return std::min(2, option_chunk());
     if (diffusion && !on_the_fly && nd_ <= 125 && !nodal_points_) return 1;
     if (single_nodal_diffusion(diffusion, on_the_fly)) return 1;
     // Stored scalar diffusion with the points at the nodes at p = 6 and 8 (7 and 9 per
@@ -256,16 +280,16 @@ int Interpolator::operator_chunk(bool diffusion, bool on_the_fly) const {
     // so diffusion stops at p = 8; with the points at the nodes (BP5) 0.97-1.03x: left at 1
     if (on_the_fly && !nodal_points_ && comps_ == 1 && nd_ >= 343 && (!diffusion || nd_ <= 729)) return 2;
   }
-  return chunk();
+  return option_chunk();
 }
 
-bool Interpolator::gauss_diffusion_at_bound6(bool diffusion, bool on_the_fly) const {
+bool FusedOperator::gauss_diffusion_at_bound6(bool diffusion, bool on_the_fly) const {
   // (one thread per element never serves bound 6: it takes at most 3 nodes, 4 points per direction)
   return exec_.on_device() && geom_ == Geometry::Hexahedron && diffusion && !on_the_fly && !nodal_points_ &&
          ia::operator_bound(opt_.kernels, geom_, nd1_, nq1_) == 6;
 }
 
-bool Interpolator::single_nodal_diffusion(bool diffusion, bool on_the_fly) const {
+bool FusedOperator::single_nodal_diffusion(bool diffusion, bool on_the_fly) const {
   // Stored diffusion with the points at the nodes, scalar, p = 4, 5 (125 and 216 nodes): 1
   // element per item, 2 per block. H100, same run, 8M DOFs, against the rules before (5 per
   // block, 4 per item at p = 4; 7 and 2 at p = 5): BP5 p = 4 1.10x, p = 5 1.18x; 1 per item
@@ -278,7 +302,7 @@ bool Interpolator::single_nodal_diffusion(bool diffusion, bool on_the_fly) const
          nd_ >= 125 && nd_ <= 216;
 }
 
-bool Interpolator::operator_merged_lines() const {
+bool FusedOperator::merged_lines() const {
   // From 6 points per direction. Same runs against separate T2 buffers (8M DOFs, stored unless
   // noted): H100 BP3 p = 4 1.20x, p = 10 1.12x, on the fly p = 9, 10 1.11x, 1.15x, BP4 p = 4, 6
   // 1.11x, 1.09x, BP3 p = 9 0.95x (H200: 1.13x); at p = 3 (5 points) BP4 0.92x
@@ -286,44 +310,43 @@ bool Interpolator::operator_merged_lines() const {
   return nq1_ >= 6;
 }
 
-int Interpolator::operator_elements_per_item(bool diffusion, bool on_the_fly, bool element,
-                                             std::string* source) const {
+int FusedOperator::elements_per_item(bool diffusion, bool on_the_fly, bool element,
+                                     std::string* source) const {
   const int slot = (diffusion ? 4 : 0) + (on_the_fly ? 2 : 0) + (element ? 1 : 0);
-  if (op_k_[slot] == 0) {
-    // the option, else the tuning cache's choice, else the kernels' rule (operator_chunk)
+  if (k_[slot] == 0) {
+    // the option, else the tuning cache's choice, else the kernels' rule (chunk)
     int k = opt_.elements_per_item;
     std::string src = "option";
     if (ia::operator_thread_element(opt_.kernels, geom_, diffusion, nd1_, nq1_, nodal_points_, element)) {
       k = 1;
       src = "one thread per element";
     } else if (k == 0 && opt_.use_tuning_cache) {
-      const auto e = tuning::lookup(tuning::device_key(exec_), operator_key(diffusion, on_the_fly, element));
+      const auto e = tuning::lookup(tuning::device_key(exec_), key(diffusion, on_the_fly, element));
       if (e && e->elements_per_item > 0) {
         k = e->elements_per_item;
         src = "tuning cache";
       }
     }
     if (k == 0) {
-      k = operator_chunk(diffusion, on_the_fly);
+      k = chunk(diffusion, on_the_fly);
       src = "heuristic";
     }
-    op_k_[slot] = k;
-    op_k_source_[slot] = src;
+    k_[slot] = k;
+    k_source_[slot] = src;
   }
-  if (source) *source = op_k_source_[slot];
-  return op_k_[slot];
+  if (source) *source = k_source_[slot];
+  return k_[slot];
 }
 
-void Interpolator::set_elements_per_item(int k) {
-  TESSERA_REQUIRE(k >= 0, "fem::Interpolator: elements_per_item must be >= 0 (0 = auto), got ", k);
+void FusedOperator::set_elements_per_item(int k) {
+  TESSERA_REQUIRE(k >= 0, "fem::FusedOperator: elements_per_item must be >= 0 (0 = auto), got ", k);
   opt_.elements_per_item = k;
-  op_k_.fill(0);
-  op_epb_.fill(0);  // the elements per block were chosen for the old count
-  epb_cache_.fill(0);
+  k_.fill(0);
+  epb_.fill(0);  // the elements per block were chosen for the old count
 }
 
-Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element, std::size_t* item,
-                                  std::size_t* common, int epb) const {
+Dim3 FusedOperator::shape(bool diffusion, bool on_the_fly, bool element, std::size_t* item,
+                          std::size_t* common, int epb) const {
   if (ia::operator_thread_element(opt_.kernels, geom_, diffusion, nd1_, nq1_, nodal_points_, element)) {
     // hex_thread_element: the block's rows in the common region on the GPU (the CPU reads in place)
     *item = 0;
@@ -346,9 +369,9 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
     return Dim3{ia::column_lanes(nd1_), 1, 1};
   }
   if (!tensor_) {  // simplex_operator's carving: tables; maps, values, point data, vertices, D / det J
-    const int k = operator_elements_per_item(diffusion, on_the_fly, element) <= 1 ? 1 : ia::kSimplexMaxChunk;
+    const int k = elements_per_item(diffusion, on_the_fly, element) <= 1 ? 1 : ia::kSimplexMaxChunk;
     const int ng = diffusion ? dim_ : 1, nf = dim_ * (dim_ + 1) / 2;
-    const bool tables_shared = simplex_operator_tables_shared(diffusion);
+    const bool tables_shared = simplex_tables_shared(diffusion);
     *common = SharedLayout().add<double>(tables_shared ? ng * nd_ * ia::simplex_table_row(nq_) : 0).bytes();
     *item = SharedLayout()
                 .add<int>(element ? 0 : k * nd_)
@@ -368,7 +391,7 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
     if (forced > 0 && m > 32) return Dim3{std::min(forced, (m + 31) / 32 * 32), 1, 1};
     return Dim3{simplex_item_threads(nd_, nq_, *item, !tables_shared, exec_.on_device() ? &current_device() : nullptr), 1, 1};
   }
-  const int n1 = nd1_, m1 = nq1_, D = diffusion, k = operator_elements_per_item(diffusion, on_the_fly, element);
+  const int n1 = nd1_, m1 = nq1_, D = diffusion, k = elements_per_item(diffusion, on_the_fly, element);
   const int nx = on_the_fly ? k * nv_ * sdim_ : 0;
   const bool bounded = ia::operator_bound(opt_.kernels, geom_, n1, m1) > 0;
   const bool nodal = D && nodal_points_;  // the points-at-the-nodes instances
@@ -404,7 +427,7 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
       it.add<double>(ia::item_skew_room(skew)).add<int>(k * nd_)
           .add<double>(ia::gather_buffers(k, comps_) * (nodal ? m1 * m1 * U : nd_) + odd)
           .add<double>(nodal ? 0 : pts + odd).add<double>(3 * pts + odd)
-          .add<double>(nodal || operator_merged_lines() ? 0 : m1 * m1 * ia::line_row(n1) + odd)
+          .add<double>(nodal || merged_lines() ? 0 : m1 * m1 * ia::line_row(n1) + odd)
           .add<double>(nx).add<double>(on_the_fly ? 8 * 3 : 0);
     } else if (rows.lines) {  // hex_mass_lines: the skew, maps, gathered values, T1, T2, vertices, w det J
       const ia::MassLinesLayout L = ia::mass_lines_layout(n1, m1, rows.exact, on_the_fly);
@@ -426,13 +449,13 @@ Dim3 Interpolator::operator_shape(bool diffusion, bool on_the_fly, bool element,
   return t;
 }
 
-std::size_t Interpolator::operator_shared_bytes(bool diffusion, bool on_the_fly, int epb, bool element) const {
+std::size_t FusedOperator::shared_bytes(bool diffusion, bool on_the_fly, int epb, bool element) const {
   std::size_t item = 0, common = 0;
-  const Dim3 th = operator_shape(diffusion, on_the_fly, element, &item, &common, epb);
+  const Dim3 th = shape(diffusion, on_the_fly, element, &item, &common, epb);
   return detail::team_shared_bytes(detail::make_team_params(Teams{std::max<index_t>(ne_, 1), epb, th, item, common}));
 }
 
-std::string Interpolator::operator_key(bool diffusion, bool on_the_fly, bool element) const {
+std::string FusedOperator::key(bool diffusion, bool on_the_fly, bool element) const {
   std::ostringstream o;
   o << "operator/" << fem::name(geom_) << "/p" << p_ << "/q" << nq_ << "/c" << comps_ << "/"
     << (diffusion ? "diffusion" : "mass") << "/" << (on_the_fly ? "on-the-fly" : "stored") << "/"
@@ -442,29 +465,29 @@ std::string Interpolator::operator_key(bool diffusion, bool on_the_fly, bool ele
   return o.str();
 }
 
-int Interpolator::max_operator_elements_per_block(bool diffusion, bool on_the_fly, bool element) const {
+int FusedOperator::max_elements_per_block(bool diffusion, bool on_the_fly, bool element) const {
   if (!exec_.on_device()) return 64;
   std::size_t item = 0, common = 0;
-  const Dim3 t = operator_shape(diffusion, on_the_fly, element, &item, &common);
+  const Dim3 t = shape(diffusion, on_the_fly, element, &item, &common);
   // the kernel's own limit (register use) can be below 512
   const int threads = std::min(
       kMaxBlockThreads, ia::operator_max_threads(opt_.kernels, exec_, geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_, comps_, element));
   int m = std::max(1, threads / (t.x * t.y * t.z));
   const std::size_t limit = current_device().shared_per_block_optin;
-  while (m > 1 && operator_shared_bytes(diffusion, on_the_fly, m, element) > limit) --m;
+  while (m > 1 && shared_bytes(diffusion, on_the_fly, m, element) > limit) --m;
   return m;
 }
 
-int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, bool element,
-                                              std::string* source) const {
+int FusedOperator::elements_per_block(bool diffusion, bool on_the_fly, bool element,
+                                      std::string* source) const {
   const int slot = (diffusion ? 4 : 0) + (on_the_fly ? 2 : 0) + (element ? 1 : 0);
-  if (op_epb_[slot] > 0) {
-    if (source) *source = op_epb_source_[slot];
-    return op_epb_[slot];
+  if (epb_[slot] > 0) {
+    if (source) *source = epb_source_[slot];
+    return epb_[slot];
   }
   std::string src = "heuristic";
   std::size_t item = 0, common = 0;
-  const Dim3 th = operator_shape(diffusion, on_the_fly, element, &item, &common);
+  const Dim3 th = shape(diffusion, on_the_fly, element, &item, &common);
   // about 256 threads per block; fewer for the bounded hexahedron variants at bounds 8 to 12
   // (p = 5..10 with q = p + 2), whose register use leaves 2-3 blocks per SM: tuned on the H200,
   // 1-3 elements per block beat the 256-thread choice by up to 1.4x, and at p = 5 (49 threads
@@ -481,22 +504,22 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
   if (ia::operator_thread_element(opt_.kernels, geom_, diffusion, nd1_, nq1_, nodal_points_, element)) {
     // one thread per element: 128 (4 warps), or fewer where the block's staged rows pass 32 KB
     // (stored diffusion: 1.3 KB per element at q = 3), in whole warps, at least one
-    const std::size_t row = operator_shared_bytes(diffusion, on_the_fly, 1, element);
+    const std::size_t row = shared_bytes(diffusion, on_the_fly, 1, element);
     want = exec_.on_device() ? std::clamp(static_cast<int>(32768 / row) / 32 * 32, 32, 128) : 64;
     // where the kernel declares its own choice for the global apply (HexThreadElementNodal on the fly)
     const int own = ia::operator_thread_element_layout(opt_.kernels, geom_, diffusion, on_the_fly, nd1_, nq1_, nodal_points_,
                                                        comps_, element).global_block;
     if (exec_.on_device() && !element && own > 0) want = own;
   } else if (exec_.on_device() && ia::operator_columns(opt_.kernels, geom_, diffusion, nd1_, nq1_, nodal_points_, comps_)) {
-    want = nd1_ == 4 ? 4 : 1;  // hex_column_nodal (operator_chunk has the measurements)
+    want = nd1_ == 4 ? 4 : 1;  // hex_column_nodal (chunk has the measurements)
   } else if (ia::operator_matmul(opt_.kernels, geom_, diffusion, nd1_, nq1_)) {
     want = 2;  // two warps per element; 1-2 measured fastest on the H100 (p = 2..8)
   } else if (single_nodal_diffusion(diffusion, on_the_fly) &&
-             operator_elements_per_item(diffusion, on_the_fly, element) == 1) {
+             elements_per_item(diffusion, on_the_fly, element) == 1) {
     want = 2;  // with its rule of 1 per item (single_nodal_diffusion)
   } else if (gauss_diffusion_at_bound6(diffusion, on_the_fly) &&
-             operator_elements_per_item(diffusion, on_the_fly, element) == 1) {
-    want = (96 + per - 1) / per;  // with its rule of 1 per item (operator_chunk): p = 3 4, p = 4 3
+             elements_per_item(diffusion, on_the_fly, element) == 1) {
+    want = (96 + per - 1) / per;  // with its rule of 1 per item (chunk): p = 3 4, p = 4 3
   } else if (exec_.on_device() && (bound == 4 || bound == 6) && per >= 8 && per < 32) {
     while (want < 16 && 5 * want * per < 4 * 32 * ((want * per + 31) / 32)) ++want;
   } else if (exec_.on_device() && on_the_fly && bound == 10 && (nq1_ == 9 || !diffusion)) {
@@ -511,19 +534,19 @@ int Interpolator::operator_elements_per_block(bool diffusion, bool on_the_fly, b
     want = items_for_threads(target, per);
   }
   if (opt_.use_tuning_cache) {
-    if (auto e = tuning::lookup(tuning::device_key(exec_), operator_key(diffusion, on_the_fly, element))) {
+    if (auto e = tuning::lookup(tuning::device_key(exec_), key(diffusion, on_the_fly, element))) {
       want = e->elements_per_block;
       src = "tuning cache";
     }
   }
-  const int m = max_operator_elements_per_block(diffusion, on_the_fly, element);
+  const int m = max_elements_per_block(diffusion, on_the_fly, element);
   if (want > m) {
     want = m;
     src += ", reduced to fit";
   }
-  // (whether one element fits is run_operator's check, where the launch happens)
-  op_epb_[slot] = want;
-  op_epb_source_[slot] = src;
+  // (whether one element fits is plan's check, made for the launch)
+  epb_[slot] = want;
+  epb_source_[slot] = src;
   if (source) *source = src;
   return want;
 }

@@ -16,7 +16,7 @@
 namespace tessera::fem::interp_detail {
 
 /// The revision of the operator kernels, their shared layouts and their per-item rules
-/// (operator_chunk), part of every tuning key (Interpolator::operator_key): counts that
+/// (FusedOperator::chunk), part of every tuning key (FusedOperator::key): counts that
 /// `tessera tune operators` measured for earlier kernels are not reused, and the rules serve
 /// until the next tuning. Raise it with every such change; 1 was the keys without it (before
 /// 2026-11-29).
@@ -150,7 +150,7 @@ TESSERA_HOST_DEVICE inline void prefetch_point_data(const TeamContext& ctx, cons
 /// one is computed; pipelined_steps) when the item walks several (element, component) steps,
 /// one when it has a single step: a second buffer would never be read and costs an element's
 /// nodal values of shared memory (at p = 9, 10 the difference between 2 and 3 blocks per SM for
-/// diffusion). Interpolator::operator_shape sizes the layout with the same rule.
+/// diffusion). FusedOperator::shape sizes the layout with the same rule.
 TESSERA_HOST_DEVICE constexpr int gather_buffers(int chunk, int comps) { return chunk * comps > 1 ? 2 : 1; }
 
 }  // namespace tessera::fem::interp_detail

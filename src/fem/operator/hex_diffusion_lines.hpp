@@ -72,7 +72,7 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
   // np >= m1 line_plane(n1, m1), T1's planes):
   //   forward:    u -> T1 (X) -> T2 (T2s, merged: G1) -> V (X) and G0 -> G1, G2 (from V)
   //   transposed: G0..G2 -> T2 (T2s, merged: X) -> T1 (X, merged: G0) -> scattered
-  // Merged, an item needs m1 m1 Rn doubles less (Interpolator::operator_shape sizes both).
+  // Merged, an item needs m1 m1 Rn doubles less (FusedOperator::shape sizes both).
   double* const X = ctx.shared_item<double>(Nodal ? 0 : np + (Skew & 1)).data() + odd;
   double* const G = ctx.shared_item<double>(3 * np + (Skew & 1)).data() + odd;
   double* const T2s = ctx.shared_item<double>(Nodal || a.merged_lines ? 0 : m1 * m1 * Rn + (Skew & 1)).data() + odd;
@@ -169,7 +169,7 @@ TESSERA_INTERP_UNROLL
     }
   }, [&](int, int c, index_t e) {
     // the element's 6 numbers per point, read at the D G stage, reach L2 during the previous
-    // step (a.prefetch_qdata: stored, Gauss points, large blocks; run_operator decides, and
+    // step (a.prefetch_qdata: stored, Gauss points, large blocks; FusedOperator::plan decides, and
     // the instances that can never prefetch carry no code for it)
     if constexpr (!OnTheFly && !Nodal)
       if (a.prefetch_qdata && c == 0) prefetch_point_data(ctx, a, e, 6);

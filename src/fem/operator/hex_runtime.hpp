@@ -28,8 +28,8 @@ TESSERA_HOST_DEVICE inline void runtime_tiles(TeamContext& ctx, int ny, int nx, 
       for (int zt : ctx.threads_z((nz + kRuntimeTile - 1) / kRuntimeTile)) f(y, x, RuntimeTile{zt * kRuntimeTile, nz});
 }
 
-/// The element buffers of the run-time-size kernel, in carving order; Interpolator::
-/// operator_shape sizes the same list.
+/// The element buffers of the run-time-size kernel, in carving order; FusedOperator::
+/// shape sizes the same list.
 struct RuntimeSizes {
   int A, C, V, P;  // x stage (n1, n1, m1); y stage (n1, m1, m1); point values (m1^3); point data
 };

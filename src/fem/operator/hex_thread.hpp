@@ -78,7 +78,7 @@ TESSERA_HOST_DEVICE inline void for_row_entries(TeamContext& ctx, int count, int
 /// The rows of the block's elements in the one-thread-per-element kernels: on the GPU the
 /// block's elements are consecutive, so their index maps (or, with StageE, their E-vector rows)
 /// and data are contiguous ranges, which all the block's threads copy together (coalesced)
-/// into rows of the common region, one row per element (Interpolator::operator_shape sizes
+/// into rows of the common region, one row per element (FusedOperator::shape sizes
 /// it); the CPU reads them in place (a copy would be one more pass over memory). Sets d to
 /// thread ctx.item()'s element. With Bulk (stored data, sm_90) a full block's data arrives in
 /// one bulk copy (bulk_copy_start) into rows of exactly its length, 2-way bank-conflicted where

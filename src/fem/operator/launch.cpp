@@ -72,8 +72,8 @@ struct HexThreadElementNodal {
 
 /// Diffusion with the points at the nodes at p = 3, 4 (N = 4, 5), several components: on the
 /// GPU one element per half warp or warp (hex_column_nodal, no shared memory); on the CPU the
-/// kernel of the bound (4: point columns, 6: lines), whose shapes (Policy) Interpolator::
-/// operator_shape keeps there. Uncapped (218-244 registers, no spills): capped at 128, two
+/// kernel of the bound (4: point columns, 6: lines), whose shapes (Policy) FusedOperator::
+/// shape keeps there. Uncapped (218-244 registers, no spills): capped at 128, two
 /// earlier forms of it ran BP6 p = 3 0.64-1.09x of uncapped (below 1 in 9 of 10 cases), at 96
 /// and 80 0.36-0.76x (H100, docs/benchmarks/operators.md).
 template <int N, bool OnTheFly>

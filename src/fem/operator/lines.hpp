@@ -2,7 +2,7 @@
 // The line kernels' building blocks: 1-D tables in even-odd form in the kernel's parameters,
 // the contraction of a whole 1-D line held in registers, the z-y forward and y-z transposed
 // stages, and the shared-memory layouts (rows, planes, per-item skews) that the kernels carve
-// and Interpolator::operator_shape sizes.
+// and FusedOperator::shape sizes.
 
 #include "common.hpp"
 
@@ -52,7 +52,7 @@ struct LineTables {
 
 /// Whether T(k, o) (k < nin, o < nout) is mirror-symmetric with sign S, T(nin-1-k, nout-1-o) =
 /// S T(k, o), to 1e-11 of its largest entry (the tables are computed, not exact). The line
-/// kernels' even-odd form assumes it; the Interpolator checks it once at set-up
+/// kernels' even-odd form assumes it; make_tables checks it once at set-up
 /// (Args::mirror_symmetric).
 template <class Table>
 inline bool mirror_symmetric(const Table& T, int nin, int nout, int S) {
@@ -339,7 +339,7 @@ inline constexpr int kMassWeightRegsMax = 6;
 /// Whether hex_mass_lines keeps w det J in registers and carves no buffer for it: stored, on
 /// the GPU, the kernel with compile-time sizes (which runs its thread loops as one pass for
 /// mass, one_pass_lines), at most kMassWeightRegsMax points per direction.
-/// Interpolator::operator_shape sizes the layout with it.
+/// FusedOperator::shape sizes the layout with it.
 TESSERA_HOST_DEVICE constexpr bool mass_weights_in_registers(bool on_device, bool exact, bool on_the_fly, int m1) {
   return on_device && exact && !on_the_fly && m1 <= kMassWeightRegsMax;
 }
@@ -391,7 +391,7 @@ TESSERA_HOST_DEVICE constexpr int item_skew_room(int skew) {
 /// Carves the item's skew, (l skew) mod 16 doubles for local item l, ahead of its buffers:
 /// the even part as a buffer of its own (carves keep 16-byte alignment), and returns the odd
 /// part (0 or 1), which a kernel that moves only doubles adds to each of its buffers, each one
-/// double longer. Interpolator::operator_shape keeps item_skew_room(skew) doubles for it.
+/// double longer. FusedOperator::shape keeps item_skew_room(skew) doubles for it.
 TESSERA_HOST_DEVICE inline int carve_item_skew(TeamContext& ctx, int skew) {
   const int s = (ctx.local_item() * skew) % 16;
   ctx.shared_item<double>(s & ~1);

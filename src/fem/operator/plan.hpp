@@ -1,7 +1,7 @@
 #pragma once
 // Which kernel serves an operator and how it is launched: the hexahedron buckets, the families'
 // applicability rules and the launch entry points (operator/launch.cpp,
-// operator/launch_exact.cpp). Interpolator::operator_shape mirrors the layouts chosen here.
+// operator/launch_exact.cpp). FusedOperator::shape mirrors the layouts chosen here.
 
 #include "common.hpp"
 #include "tessera/fem/interpolate.hpp"
@@ -17,7 +17,7 @@ TESSERA_HOST_DEVICE constexpr int hex_bound_for(int n) { return n <= 4 ? 4 : n <
 /// (larger sizes and quadrilaterals). For comparisons, TESSERA_OPERATOR_BOUND=0 forces the
 /// run-time variant and TESSERA_OPERATOR_BOUND=b the smallest bound of at least b that fits. The
 /// bounded variants run one thread per (qy, qx) point column (threads z = 1), with their own
-/// shared-memory layout (Interpolator::operator_shape mirrors it).
+/// shared-memory layout (FusedOperator::shape mirrors it).
 int operator_bound(const OperatorKernelChoice& choice, Geometry g, int nd1, int nq1);
 /// Whether the hexahedron operator for these sizes is diffusion with the points at the nodes at
 /// p = 3 or 4 (4 or 5 nodes and points per direction) on a field of several components, which
@@ -31,15 +31,15 @@ bool operator_columns(const OperatorKernelChoice& choice, Geometry g, bool diffu
 /// p = 2 with at most 4 points per direction (hex_thread_element with N = 3); not when
 /// TESSERA_OPERATOR_BOUND is set (comparisons with the bounded kernels) or the opt-in matrix
 /// products are chosen. Its launches take one element per item and block-wide rows in the
-/// common region (Interpolator::operator_shape).
+/// common region (FusedOperator::shape).
 bool operator_thread_element(const OperatorKernelChoice& choice, Geometry g, bool diffusion, int nd1, int nq1, bool nodal, bool element);
 /// The shared rows of the one-thread-per-element kernel that launch_operator picks for these
 /// sizes (operator_thread_element), as its functor declares them: whether element by element
 /// it stages the E-vectors (thread_element_data's StageE) and whether its stored data may
-/// arrive in a bulk copy (Bulk: an mbarrier in the common region). Interpolator::
-/// operator_shape sizes the common region with them. global_block: the elements per block it
-/// runs fastest with in the global apply where that is not Interpolator::
-/// operator_elements_per_block's general rule (0: the rule).
+/// arrive in a bulk copy (Bulk: an mbarrier in the common region). FusedOperator::
+/// shape sizes the common region with them. global_block: the elements per block it runs
+/// fastest with in the global apply where that is not FusedOperator::elements_per_block's
+/// general rule (0: the rule).
 struct ThreadElementLayout {
   bool stages_evector;
   bool bulk;
