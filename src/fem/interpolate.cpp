@@ -36,7 +36,9 @@ bool grads_of(Eval w) { return has(w, Eval::ReferenceGradients) || has(w, Eval::
 std::string name(Eval e) {
   std::string s;
   const auto add = [&](Eval f, const char* n) {
-    if (has(e, f)) s += (s.empty() ? "" : "+") + std::string(n);
+    if (!has(e, f)) return;
+    if (!s.empty()) s += '+';
+    s += n;
   };
   add(Eval::Values, "values");
   add(Eval::ReferenceGradients, "reference-gradients");
