@@ -140,8 +140,8 @@ class H1Operator {
   void set_elements_per_block(int epb);
   void set_elements_per_item(int k);
   /// How the CPU backends run this operator: the element-batched kernel (serial and OpenMP,
-  /// quadrilaterals and hexahedra with stored geometry, OperatorKernelChoice::cpu_batched) and
-  /// what it stores. All zero where no part runs it (GPU, simplices, on-the-fly geometry).
+  /// every geometry with stored geometry, OperatorKernelChoice::cpu_batched) and what it
+  /// stores. All zero where no part runs it (GPU, on-the-fly geometry).
   struct CpuKernelInfo {
     index_t batched_elements = 0;     ///< elements run by the batched kernel
     int lanes = 0;                    ///< elements per batch (the SIMD width in doubles)
