@@ -20,14 +20,15 @@ using tessera::fem::test::random_vector;
 
 namespace {
 
-/// x += 0.1 y (z), ... : the elements become non-affine (bilinear / trilinear maps), still valid.
+/// x += 0.1 y (z), ... : the elements become non-affine (bilinear / trilinear maps), still valid
+/// (1-D meshes are only stretched).
 void distort(Mesh& m) {
   auto x = m.coordinates();
   const int sd = m.space_dim();
   for (std::size_t v = 0; v + std::size_t(sd) - 1 < x.size(); v += std::size_t(sd)) {
-    const double x0 = x[v], y0 = x[v + 1], z0 = sd == 3 ? x[v + 2] : 1.0;
+    const double x0 = x[v], y0 = sd >= 2 ? x[v + 1] : 1.0, z0 = sd == 3 ? x[v + 2] : 1.0;
     x[v] = x0 + 0.1 * y0 * z0 * x0;
-    x[v + 1] = y0 + 0.12 * x0 * z0 * y0;
+    if (sd >= 2) x[v + 1] = y0 + 0.12 * x0 * z0 * y0;
     if (sd == 3) x[v + 2] = z0 + 0.08 * x0 * y0 * z0;
   }
 }
