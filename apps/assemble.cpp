@@ -216,6 +216,9 @@ int run_assemble(const AssembleOptions& opt, std::ostream& out) {
                       {"attribute", g.attribute},
                       {"elements", g.num_elements},
                       {"entries_per_element", g.entries_per_element}});
+  // elements per batch of the CPU's batched fill (0: one entry at a time, as on the GPU)
+  const int batched_lanes =
+      !exec.on_device() && ao.cpu_batched && assembler.dispatch() == Dispatch::Driver ? assembly_fill_lanes() : 0;
   nlohmann::json j{{"mesh", opt.mesh},
                    {"refine", opt.refine},
                    {"order", opt.order},
@@ -224,6 +227,7 @@ int run_assemble(const AssembleOptions& opt, std::ostream& out) {
                    {"backend", to_string(exec.backend)},
                    {"fill", name(assembler.fill_mode())},
                    {"dispatch", name(assembler.dispatch())},
+                   {"cpu_batched_lanes", batched_lanes},
                    {"quadrature", rule},
                    {"elements", mesh.num_elements()},
                    {"elements_per_geometry", per_geometry},
@@ -269,7 +273,9 @@ int run_assemble(const AssembleOptions& opt, std::ostream& out) {
   }
   out << " entries)\n";
   row("quadrature") << rule << "\n";
-  row("fill, dispatch") << name(assembler.fill_mode()) << ", " << name(assembler.dispatch()) << "\n";
+  row("fill, dispatch") << name(assembler.fill_mode()) << ", " << name(assembler.dispatch())
+                        << (batched_lanes > 0 ? ", element-batched (" + std::to_string(batched_lanes) + " per batch)" : "")
+                        << "\n";
   row("rows") << A.rows() << "\n";
   row("nnz") << A.nnz() << " (" << double(A.nnz()) / double(std::max<index_t>(A.rows(), 1)) << " per row)\n";
   row("entries") << assembler.num_entries() << " (" << double(assembler.num_entries()) / double(std::max<index_t>(A.nnz(), 1))
