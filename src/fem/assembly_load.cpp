@@ -160,22 +160,31 @@ Array<double, 1> LoadAssembler::thermal_expansion_load(const H1Space& t_space, V
       beta[std::size_t(k)] = (3 * mat.lambda + 2 * mat.mu) * mat.expansion;
     }
     const Array<double, 1> be = Array<double, 1>::from("fem/thermal beta", beta, m.exec.space());
+    // T w det J at the points, once per element and point (not again for every test function)
+    Array<double, 2> Tw("fem/thermal T at the points", {ne, nq}, m.exec.space());
+    {
+      const auto te = Te.cview();
+      const auto bt = BT.cview();
+      const auto w = p.gf.wdetJ.cview();
+      auto tw = Tw.view();
+      forall("fem/thermal_points", m.exec, Bounds<2>{ne, nq}, TESSERA_LAMBDA(index_t e, index_t q) {
+        double tq = 0;
+        for (int j = 0; j < npt; ++j) tq = ad::madd(bt(q, j), te(e, 0, j), tq);
+        tw(e, q) = tq * w(e, q);
+      });
+    }
     Array<double, 3> local("fem/thermal local", {ne, comps, npe}, m.exec.space());
-    const auto te = Te.cview();
-    const auto bt = BT.cview();
+    const auto tw = Tw.cview();
     const auto G = p.G.cview();
     const auto Ji = p.gf.Jinv.cview();
-    const auto w = p.gf.wdetJ.cview();
     const auto bv = be.cview();
     auto l = local.view();
     forall("fem/thermal_load", m.exec, Bounds<3>{ne, comps, npe}, TESSERA_LAMBDA(index_t e, index_t c, index_t i) {
       double s = 0;
       for (int q = 0; q < nq; ++q) {
-        double tq = 0;
-        for (int j = 0; j < npt; ++j) tq = ad::madd(bt(q, j), te(e, 0, j), tq);
         double gc = 0;  // d phi_i / d x_c = sum_a G(q, i, a) J^-1(a, c)
         for (int a = 0; a < dim; ++a) gc = ad::madd(G(q, i, a), Ji(e, a, c, q), gc);
-        s = ad::madd(tq * w(e, q), gc, s);
+        s = ad::madd(tw(e, q), gc, s);
       }
       l(e, c, i) = bv(e) * s;
     });
