@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "tessera/core/atomic.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/profiling.hpp"
 #include "tessera/core/simd.hpp"
@@ -60,18 +59,6 @@ struct Work {
   std::vector<vdouble> w, D, J, K, out, g;
 };
 
-/// Where the entries go: the deterministic buffer, or added at their CSR positions.
-struct Writer {
-  double* entries;
-  const std::int32_t* pos;
-  double* values;
-  bool atomic, concurrent;
-  void put(index_t e, double v) const {
-    if (atomic) tessera::atomic_add(&values[pos[e]], v, concurrent);
-    else entries[e] = v;
-  }
-};
-
 }  // namespace
 
 }  // namespace tessera::fem::assembly_detail
@@ -99,7 +86,6 @@ void fill_batched(const BatchedGroup& g, const EntrySink& sink, const Exec& exec
       else
         for (int a = 0; a < dim; ++a) T[std::size_t(j) * R + q * dim + a] = g.G[(std::size_t(q) * npe + j) * dim + a];
     }
-  const Writer out{sink.entries.data(), sink.pos.data(), sink.values.data(), sink.atomic, sink.concurrent};
   const index_t nb = (g.count + W - 1) / W;
   const Material& m = g.material;
 
@@ -128,10 +114,7 @@ void fill_batched(const BatchedGroup& g, const EntrySink& sink, const Exec& exec
         const index_t base = base0 + index_t(l) * s.per_element;
         for (int j = j0; j < npe; ++j) {
           const double v = wk.out[std::size_t(j)][l];
-          const index_t e1 = base + (index_t(bij) * npe + i) * npe + j;
-          const index_t e2 = base + (index_t(bji) * npe + j) * npe + i;
-          out.put(e1, v);
-          if (e2 != e1) out.put(e2, v);
+          sink.put_pair(base + (index_t(bij) * npe + i) * npe + j, base + (index_t(bji) * npe + j) * npe + i, v);
         }
       }
     };
