@@ -258,24 +258,24 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
     const bool fused_part = op.has_value();
     // What apply reads: stored -> w det J or D; on the fly, fused -> nothing (the kernel
     // recomputes both); on the fly, composed -> w det J (J^-1 comes from the interpolator).
-    // CPU backends, stored geometry: the element-batched kernel, which keeps its own copy of
-    // the factors (by batch, or once per affine element: on a mesh of affine elements the
-    // per-point factors are never computed); gf stays empty (apply_element computes it once,
-    // the diagonal comes from the batched factors).
+    // CPU backends: the element-batched kernel, which keeps its own copy of the factors (by
+    // batch, or once per affine element: on a mesh of affine elements the per-point factors
+    // are never computed; on the fly, the first-order map of the other elements); gf stays
+    // empty (apply_element computes it once, the diagonal comes from the batched kernel).
     const auto stored = [&] {
       return geometric_factors(mesh, g, rule, exec, mass ? GeometricFactorFlags::WDetJ : GeometricFactorFlags::D);
     };
-    const bool cpu_batched = fused_part && !otf && !exec.on_device() && opt_.kernels.cpu_batched;
+    const bool cpu_batched = fused_part && !exec.on_device() && opt_.kernels.cpu_batched;
     std::shared_ptr<const cpu_detail::BatchedOperator> batched;
     GeometricFactors gf;
     if (cpu_batched)
       batched = cpu_detail::make_batched(mesh, op->restriction(), g, p, rule, !mass, stored, exec,
-                                         opt_.compress_geometry, opt_.kernels.exact);
-    else if (!otf)
+                                         opt_.compress_geometry, opt_.kernels.exact, 64, otf);
+    if (!batched && !otf)
       gf = stored();
     else if (!fused_part)
       gf = geometric_factors(mesh, g, rule, exec, GeometricFactorFlags::WDetJ);
-    else
+    else if (!batched)
       op->prepare(true);  // gathers the vertices once; names an inverted element
     const BasisTables t = tabulate(H1Basis(g, p), rule);
     const Eval what = mass ? Eval::Values : otf ? Eval::Gradients : Eval::ReferenceGradients;

@@ -52,8 +52,10 @@ double rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
   return s > 0 ? d / s : d;
 }
 
-OperatorOptions options(const Case& c, int p, bool batched, bool compress = true, bool tensor = true) {
+OperatorOptions options(const Case& c, int p, bool batched, bool compress = true, bool tensor = true,
+                        GeometrySource geometry = GeometrySource::Stored) {
   OperatorOptions o;
+  o.geometry = geometry;
   o.quadrature = c.rule;
   o.degree = c.rule == QuadratureType::GaussLobatto ? 2 * (p + c.extra) - 1 : 2 * (p + 1 + c.extra) - 1;
   if (!tensor) o.degree = 2 * p + c.extra;  // simplices: the exact degree 2p, and one more
@@ -69,7 +71,8 @@ const Case kCases[] = {{OperatorKind::Mass, QuadratureType::Gauss, 1},
                        {OperatorKind::Diffusion, QuadratureType::GaussLobatto, 0}};
 
 /// Batched against the team kernel on mesh, p = 1..pmax, every case, components 1 and 2.
-void expect_batched_equals_team(const Mesh& mesh, int pmax, Exec exec, bool expect_compressed) {
+void expect_batched_equals_team(const Mesh& mesh, int pmax, Exec exec, bool expect_compressed,
+                                GeometrySource geometry = GeometrySource::Stored) {
   for (int p = 1; p <= pmax; ++p)
     for (int comps : {1, 2}) {
       if (comps == 2 && p > 3) continue;  // the component loop does not depend on the order
@@ -78,8 +81,8 @@ void expect_batched_equals_team(const Mesh& mesh, int pmax, Exec exec, bool expe
       const bool tensor = is_tensor(mesh.element_geometry(0));
       for (const Case& c : kCases) {
         if (c.rule == QuadratureType::GaussLobatto && (c.kind == OperatorKind::Mass || !tensor)) continue;
-        const H1Operator team(space, c.kind, exec, options(c, p, false, true, tensor));
-        const H1Operator batched(space, c.kind, exec, options(c, p, true, true, tensor));
+        const H1Operator team(space, c.kind, exec, options(c, p, false, true, tensor, geometry));
+        const H1Operator batched(space, c.kind, exec, options(c, p, true, true, tensor, geometry));
         const auto info = batched.cpu_kernel();
         ASSERT_EQ(info.batched_elements, mesh.num_elements());
         EXPECT_TRUE(info.lanes == 2 || info.lanes == 4 || info.lanes == 8) << info.lanes;
@@ -92,7 +95,8 @@ void expect_batched_equals_team(const Mesh& mesh, int pmax, Exec exec, bool expe
         const double d = rel_diff(apply_to(batched, x), apply_to(team, x));
         EXPECT_LE(d, 1e-14) << name(c.kind) << " p = " << p << " q = p + " << (c.extra + (c.rule == QuadratureType::Gauss))
                             << (c.rule == QuadratureType::GaussLobatto ? " GLL" : " Gauss") << " comps " << comps
-                            << " on " << to_string(exec.backend);
+                            << " on " << to_string(exec.backend)
+                            << (geometry == GeometrySource::OnTheFly ? ", on the fly" : "");
       }
     }
 }
@@ -227,6 +231,57 @@ TEST(CpuBatched, CurvedAndDistortedMeshesAreNotCompressed) {
   OperatorOptions team;
   team.kernels.cpu_batched = false;
   EXPECT_LE(rel_diff(apply_to(B, x), apply_to(H1Operator(s2, OperatorKind::Diffusion, Exec::serial(), team), x)), 1e-14);
+}
+
+// On-the-fly geometry: the batched kernel computes J at every point of a non-affine element
+// from its first-order map (no stored factors) and takes the per-element factor of affine
+// ones (every straight-sided simplex); against the team kernels' on-the-fly path.
+TEST(CpuBatched, OnTheFlyGeometryEqualsTheTeamKernel) {
+  constexpr GeometrySource otf = GeometrySource::OnTheFly;
+  for (Exec exec : host_backends()) {
+    expect_batched_equals_team(test::distorted_mesh("box:hex:3x3x2"), 8, exec, false, otf);
+    expect_batched_equals_team(generate_mesh("box:quad:5x3:perturb=0.2:seed=2"), 8, exec, false, otf);
+  }
+  expect_batched_equals_team(generate_mesh("box:hex:2x3x3"), 4, Exec::serial(), true, otf);
+  expect_batched_equals_team(generate_mesh("box:tet:2x2x1:perturb=0.2:seed=4"), 6, Exec::serial(), true, otf);
+  expect_batched_equals_team(generate_mesh("box:tri:3x2:perturb=0.2:seed=4"), 6, Exec::serial(), true, otf);
+}
+
+// On the fly against stored factors (geometric_factors sums the vertices' shape derivatives, the
+// batched kernel evaluates the map's monomial form: the same J up to rounding, hence 1e-13),
+// on a mesh where one interior vertex makes 8 hexahedra non-affine: only their batches compute
+// J at the points; the geometry kept is a few numbers per element, not per point.
+TEST(CpuBatched, OnTheFlyGeometryEqualsStoredFactorsAndKeepsNoPointData) {
+  Mesh box = generate_mesh("box:hex:4x4x4");
+  auto X = box.coordinates();
+  X[3 * std::size_t(box.num_vertices() / 2)] += 0.05;
+  const Mesh distorted = test::distorted_mesh("box:hex:4x3x3");
+  for (const Mesh* mesh : {static_cast<const Mesh*>(&box), &distorted})
+    for (int p : {2, 5}) {
+      H1Space space(*mesh, p);
+      const auto x = test::random_vector(std::size_t(space.num_dofs()), 41u + unsigned(p));
+      for (const Case& c : kCases) {
+        if (c.kind == OperatorKind::Mass && c.rule == QuadratureType::GaussLobatto) continue;
+        const H1Operator stored(space, c.kind, Exec::serial(), options(c, p, true, false));
+        const H1Operator otf(space, c.kind, Exec::serial(), options(c, p, true, true, true, GeometrySource::OnTheFly));
+        const auto info = otf.cpu_kernel();
+        ASSERT_EQ(info.batched_elements, mesh->num_elements());
+        if (mesh == &box) {
+          EXPECT_GT(info.compressed_elements, 0);
+          EXPECT_LE(info.compressed_elements, mesh->num_elements() - 8);
+        } else {
+          EXPECT_EQ(info.compressed_elements, 0);
+        }
+        // at most 2^3 * 3 coefficients per element (and a partial batch's padded lanes), against
+        // 6 q^3 (diffusion) stored factors per element
+        EXPECT_LE(info.geometry_bytes, std::size_t(mesh->num_elements() + 16) * 24 * sizeof(double));
+        if (c.kind == OperatorKind::Diffusion)  // mass at p = 2 stores q^3 = 27..64 numbers: about as many
+          EXPECT_LT(info.geometry_bytes * 4, stored.cpu_kernel().geometry_bytes) << "p = " << p;
+        EXPECT_LE(rel_diff(apply_to(otf, x), apply_to(stored, x)), 1e-13) << name(c.kind) << " p = " << p;
+        EXPECT_LE(rel_diff(otf.diagonal().to_vector(), stored.diagonal().to_vector()), 1e-13)
+            << "diagonal, " << name(c.kind) << " p = " << p;
+      }
+    }
 }
 
 TEST(CpuBatched, MixedMeshRunsEveryPartBatched) {

@@ -140,13 +140,15 @@ class H1Operator {
   void set_elements_per_block(int epb);
   void set_elements_per_item(int k);
   /// How the CPU backends run this operator: the element-batched kernel (serial and OpenMP,
-  /// every geometry with stored geometry, OperatorKernelChoice::cpu_batched) and what it
-  /// stores. All zero where no part runs it (GPU, on-the-fly geometry).
+  /// every geometry, stored or on-the-fly geometry, OperatorKernelChoice::cpu_batched) and
+  /// what it stores. All zero where no part runs it (GPU, cpu_batched = false).
   struct CpuKernelInfo {
     index_t batched_elements = 0;     ///< elements run by the batched kernel
     int lanes = 0;                    ///< elements per batch (the SIMD width in doubles)
     index_t compressed_elements = 0;  ///< of those, elements with one factor instead of one per point
-    std::size_t geometry_bytes = 0;   ///< the factors it reads
+    /// the geometry it reads: factors, and on the fly the first-order maps' coefficients
+    /// (2^dim dim per element) of the elements that are not affine
+    std::size_t geometry_bytes = 0;
     int threads = 0;                  ///< threads it runs on
     index_t shared_batches = 0;       ///< batches that share nodes with another thread's (run in colours)
     int colours = 0;                  ///< colours of those batches

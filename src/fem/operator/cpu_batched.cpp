@@ -5,6 +5,8 @@
 
 #include "cpu_contract.hpp"
 
+#include "common.hpp"  // multilinear_coefficient, multilinear_jacobian, invert
+
 #include <algorithm>
 #include <cmath>
 
@@ -18,12 +20,46 @@
 
 namespace tessera::fem::cpu_detail {
 
+namespace ia = interp_detail;
+
 namespace {
 
 struct Work {
   std::vector<vdouble> u, v, t0, t1, g0, g1, g2;
   explicit Work(std::size_t n) : u(n), v(n), t0(n), t1(n), g0(n), g1(n), g2(n) {}
 };
+
+/// The operator's factor at point q of a batch whose geometry is the first-order map's monomial
+/// coefficients Xc ((2^Dim Dim, lanes); FactorStorage::Vertices), all lanes at once: w det J
+/// (mass) or the packed w det J J^-1 J^-T (diffusion: 00, 01, (02,) 11, (12, 22)) into F, the
+/// same numbers the stored factors hold (geometric_factors) up to rounding.
+template <int Dim>
+inline void vertex_factor(const double* Xc, const double* x1, int m, int q, double wq, bool diffusion, vdouble* F) {
+  vdouble X[(1 << Dim) * Dim];
+  for (int t = 0; t < (1 << Dim) * Dim; ++t) X[t] = simd::load(Xc + std::size_t(t) * W);
+  double xi[3];
+  for (int d = 0, rem = q; d < Dim; ++d, rem /= m) xi[d] = x1[rem % m];
+  vdouble J[3][3];
+  ia::multilinear_jacobian<Dim>(X, xi, J);
+  const vdouble det = Dim == 2 ? J[0][0] * J[1][1] - J[0][1] * J[1][0]
+                               : J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) +
+                                     J[0][1] * (J[1][2] * J[2][0] - J[1][0] * J[2][2]) +
+                                     J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
+  const vdouble wdet = wq * det;
+  if (!diffusion) {
+    F[0] = wdet;
+    return;
+  }
+  vdouble Ji[3][3];
+  ia::invert<Dim>(J, Ji);
+  int k = 0;
+  for (int r = 0; r < Dim; ++r)
+    for (int c = r; c < Dim; ++c) {
+      vdouble t = Ji[r][0] * Ji[c][0];
+      for (int a = 1; a < Dim; ++a) t = simd::fma(Ji[r][a], Ji[c][a], t);
+      F[k++] = wdet * t;
+    }
+}
 
 }  // namespace
 
@@ -98,8 +134,8 @@ BatchedOperator::BatchedOperator(const BatchedInput& in, const Exec& exec, bool 
   offset_.resize(std::size_t(nb_) + 1);
   std::size_t size = 0;
   for (index_t b = 0; b < nb_; ++b) {
-    FactorStorage s = FactorStorage::Points;
-    if (compress && in.element_factor && in.element_affine && !w_.empty()) {
+    FactorStorage s = in.on_the_fly && tensor_ ? FactorStorage::Vertices : FactorStorage::Points;
+    if ((compress || in.on_the_fly) && in.element_factor && in.element_affine && !w_.empty()) {
       bool affine = true, diagonal = diffusion_;
       for (int l = 0; l < W && b * W + l < ne_; ++l) {
         const index_t e = b * W + l;
@@ -114,11 +150,23 @@ BatchedOperator::BatchedOperator(const BatchedInput& in, const Exec& exec, bool 
     }
     storage_[b] = s;
     offset_[b] = size;
-    size += std::size_t(s == FactorStorage::Points ? nf_ * nq_ : s == FactorStorage::Element ? nf_ : dim_) * W;
-    if (s != FactorStorage::Points) compressed_ += std::min<index_t>(W, ne_ - b * W);
+    const int ncoef = (1 << dim_) * dim_;
+    size += std::size_t(s == FactorStorage::Points     ? nf_ * nq_
+                        : s == FactorStorage::Element  ? nf_
+                        : s == FactorStorage::Vertices ? ncoef
+                                                       : dim_) *
+            W;
+    if (s == FactorStorage::Element || s == FactorStorage::Diagonal) compressed_ += std::min<index_t>(W, ne_ - b * W);
   }
   offset_[nb_] = size;
   geo_.assign(size, 0.0);
+  ia::Args corners;  // multilinear_coefficient reads the reference corners only
+  for (int v = 0; v < 8; ++v)
+    for (int d = 0; d < 3; ++d) corners.corner[v][d] = in.corner[v][d];
+  if (in.on_the_fly && tensor_) {
+    TESSERA_REQUIRE(in.vertices && in.points && !w_.empty(), "fem::cpu_detail::BatchedOperator: on-the-fly geometry needs the vertices, points and weights");
+    x1_.assign(in.points, in.points + m1_);
+  }
   const int diag_k[3] = {0, dim_ == 2 ? 2 : 3, 5};  // packed positions of 00, 11, 22
   for (index_t b = 0; b < nb_; ++b) {
     double* g = geo_.data() + offset_[b];
@@ -130,6 +178,11 @@ BatchedOperator::BatchedOperator(const BatchedInput& in, const Exec& exec, bool 
             g[(std::size_t(k) * nq_ + q) * W + l] = in.qdata[(std::size_t(e) * nf_ + k) * nq_ + q];
       } else if (storage_[b] == FactorStorage::Element) {
         for (int k = 0; k < nf_; ++k) g[k * W + l] = in.element_factor[e * nf_ + k];
+      } else if (storage_[b] == FactorStorage::Vertices) {
+        const int nv = 1 << dim_;
+        const double* Xe = in.vertices + std::size_t(e) * nv * dim_;
+        for (int t = 0; t < nv * dim_; ++t)
+          g[t * W + l] = dim_ == 2 ? ia::multilinear_coefficient<2>(corners, Xe, t) : ia::multilinear_coefficient<3>(corners, Xe, t);
       } else {
         for (int d = 0; d < dim_; ++d) g[d * W + l] = in.element_factor[e * nf_ + diag_k[d]];
       }
@@ -207,6 +260,12 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
     if (!diffusion_) {
       if (st == FactorStorage::Points) {
         for (int q = 0; q < nq; ++q) v[q] *= simd::load(geo + std::size_t(q) * W);
+      } else if (st == FactorStorage::Vertices) {
+        for (int q = 0; q < nq; ++q) {
+          vdouble F;
+          vertex_factor<Dim>(geo, x1_.data(), m, q, w_[std::size_t(q)], false, &F);
+          v[q] *= F;
+        }
       } else {
         const vdouble dj = simd::load(geo);
         for (int q = 0; q < nq; ++q) v[q] *= w_[std::size_t(q)] * dj;
@@ -227,6 +286,14 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
                           d11 = simd::load(G + std::size_t(2 * nq + q) * W);
             g0[q] = d00 * a + d01 * c1;
             g1[q] = d01 * a + d11 * c1;
+          }
+        } else if (st == FactorStorage::Vertices) {
+          for (int q = 0; q < nq; ++q) {
+            vdouble F[3];
+            vertex_factor<Dim>(geo, x1_.data(), m, q, w_[std::size_t(q)], true, F);
+            const vdouble a = g0[q], c1 = g1[q];
+            g0[q] = F[0] * a + F[1] * c1;
+            g1[q] = F[1] * a + F[2] * c1;
           }
         } else if (st == FactorStorage::Element) {
           const vdouble d00 = simd::load(geo), d01 = simd::load(geo + W), d11 = simd::load(geo + 2 * W);
@@ -255,6 +322,15 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
             g0[q] = d00 * a + d01 * c1 + d02 * c2;
             g1[q] = d01 * a + d11 * c1 + d12 * c2;
             g2[q] = d02 * a + d12 * c1 + d22 * c2;
+          }
+        } else if (st == FactorStorage::Vertices) {
+          for (int q = 0; q < nq; ++q) {
+            vdouble F[6];
+            vertex_factor<Dim>(geo, x1_.data(), m, q, w_[std::size_t(q)], true, F);
+            const vdouble a = g0[q], c1 = g1[q], c2 = g2[q];
+            g0[q] = F[0] * a + F[1] * c1 + F[2] * c2;
+            g1[q] = F[1] * a + F[3] * c1 + F[4] * c2;
+            g2[q] = F[2] * a + F[4] * c1 + F[5] * c2;
           }
         } else if (st == FactorStorage::Element) {
           const vdouble d00 = simd::load(geo), d01 = simd::load(geo + W), d02 = simd::load(geo + 2 * W),
@@ -435,9 +511,17 @@ void BatchedOperator::diagonal_add(double* d) const {
         if (st == FactorStorage::Diagonal && a != c) continue;  // zero off the diagonal
         const int kd = st == FactorStorage::Diagonal ? a : k;  // where the factor is
         const double twice = a == c ? 1.0 : 2.0;
-        for (int q = 0; q < nq_; ++q)
+        for (int q = 0; q < nq_; ++q) {
+          if (st == FactorStorage::Vertices) {
+            vdouble F[6];
+            if (dim_ == 2) vertex_factor<2>(geo, x1_.data(), m1_, q, w_[std::size_t(q)], diffusion_, F);
+            else vertex_factor<3>(geo, x1_.data(), m1_, q, w_[std::size_t(q)], diffusion_, F);
+            f[q] = twice * F[kd];
+            continue;
+          }
           f[q] = st == FactorStorage::Points ? twice * simd::load(geo + (std::size_t(kd) * nq_ + q) * W)
                                              : (twice * w_[std::size_t(q)]) * simd::load(geo + std::size_t(kd) * W);
+        }
         if (!tensor_) {
           contract_any<true>(fixed_, Mat{tab[std::size_t(k)].data(), nd_, nq_, 0, nullptr}, f, r, 1, 1);
           continue;

@@ -20,7 +20,8 @@ namespace tessera::fem::cpu_detail {
 enum class FactorStorage : std::uint8_t {
   Points,   ///< at every point: w det J (mass) or the packed w det J J^-1 J^-T (diffusion)
   Element,  ///< once per element (affine map): det J or the packed det J J^-1 J^-T; w_q per point
-  Diagonal  ///< once per element, diffusion on axis-aligned affine elements: the diagonal only
+  Diagonal,  ///< once per element, diffusion on axis-aligned affine elements: the diagonal only
+  Vertices   ///< on-the-fly geometry: the first-order map's monomial coefficients, J at each point
 };
 
 /// What the batched operator reads from its part (host arrays, used during construction only).
@@ -45,6 +46,13 @@ struct BatchedInput {
   /// with element_affine[e] != 0 (then qdata's entries are weights[q] times it).
   const double* element_factor = nullptr;
   const std::uint8_t* element_affine = nullptr;
+  /// On-the-fly geometry (quadrilaterals, hexahedra): (ne, 2^dim, dim) the first-order
+  /// vertices, vertex v at the reference corner corner[v], and the m1 1-D points. Elements whose
+  /// map is affine (element_affine) take their per-element factor instead; simplices always do.
+  bool on_the_fly = false;
+  const double* vertices = nullptr;
+  int corner[8][3] = {};
+  const double* points = nullptr;
   /// the contractions of sizes 2..9 unrolled at compile time (OperatorKernelChoice::exact);
   /// false: the run-time loops at every size (comparisons)
   bool fixed_sizes = true;
@@ -56,7 +64,8 @@ class BatchedOperator {
  public:
   /// Lays out the geometry and the indices by batches for exec's threads (Serial: one;
   /// OpenMP: openmp_threads()). compress: store the factor once per element in the batches
-  /// whose elements are all affine.
+  /// whose elements are all affine (on-the-fly geometry: always, since that factor is what
+  /// every point would compute).
   BatchedOperator(const BatchedInput& in, const Exec& exec, bool compress);
   /// y += A x on global vectors (comps blocks of nn entries), host memory.
   void apply_add(const double* x, double* y) const;
@@ -88,6 +97,7 @@ class BatchedOperator {
   index_t ne_, nn_, nb_;
   bool nodal_, diffusion_, fixed_;
   std::vector<double> Bf_, Bb_, Df_, Db_, w_;  // forward (m x n), back (n x m), D (m x m), D^T, weights
+  std::vector<double> x1_;                     // the 1-D points (on-the-fly geometry)
   std::vector<double> eo_[4];                  // even and odd parts of Bf, Bb, Df, Db where mirror-symmetric
   int sign_[4] = {};                           // their mirror symmetry: 1, -1, or 0 (none)
   BatchIndices ix_;                            // (nb, nd, lanes); padded lanes repeat the last element
@@ -129,9 +139,13 @@ namespace tessera::fem::cpu_detail {
 /// relative, every straight-sided simplex; not on curved meshes or where the space dimension
 /// exceeds the element's). nullptr
 /// when exec is not a CPU backend. Simplices of a straight-sided mesh are affine.
+/// on_the_fly: no stored factors (factors is not called); every affine element takes its
+/// per-element factor, the others their first-order map's coefficients (J at each point);
+/// nullptr on curved or embedded meshes, where on-the-fly geometry is refused elsewhere.
 std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const ElementRestriction& r, Geometry g, int p,
                                                     const QuadratureRule& rule, bool diffusion,
                                                     const std::function<GeometricFactors()>& factors, const Exec& exec,
-                                                    bool compress, bool fixed_sizes, int max_colours = 64);
+                                                    bool compress, bool fixed_sizes, int max_colours = 64,
+                                                    bool on_the_fly = false);
 
 }  // namespace tessera::fem::cpu_detail

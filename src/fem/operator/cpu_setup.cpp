@@ -5,6 +5,7 @@
 #include <functional>
 #include <span>
 
+#include "../element_tables.hpp"  // element_vertices
 #include "common.hpp"  // determinant, invert, packed_metric
 #include "cpu_batched.hpp"
 #include "tessera/core/error.hpp"
@@ -13,6 +14,7 @@
 #include "tessera/fem/geometric_factors.hpp"
 #include "tessera/fem/mesh.hpp"
 #include "tessera/fem/quadrature.hpp"
+#include "tessera/fem/reference_element.hpp"
 #include "tessera/fem/restriction.hpp"
 
 namespace tessera::fem::cpu_detail {
@@ -46,9 +48,9 @@ bool affine_jacobian(const Mesh& mesh, index_t id, int dim, Mat& J) {
 std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const ElementRestriction& r, Geometry g, int p,
                                                     const QuadratureRule& rule_in, bool diffusion,
                                                     const std::function<GeometricFactors()>& factors, const Exec& exec,
-                                                    bool compress,
-                                                    bool fixed_sizes, int max_colours) {
+                                                    bool compress, bool fixed_sizes, int max_colours, bool on_the_fly) {
   if (exec.on_device() || g == Geometry::Segment) return nullptr;
+  if (on_the_fly && (mesh.has_nodes() || mesh.space_dim() != fem::dim(g))) return nullptr;  // the team kernels name it
   const QuadratureRule rule = rule_in.to_host();
   const int dim = fem::dim(g);
   const bool tensor = is_tensor(g);
@@ -103,7 +105,7 @@ std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const Elem
   std::vector<double> factor;
   std::vector<std::uint8_t> affine;
   index_t valid_affine = 0;  // affine elements with det J > 0
-  if (compress && !mesh.has_nodes() && mesh.space_dim() == dim) {
+  if ((compress || on_the_fly) && !mesh.has_nodes() && mesh.space_dim() == dim) {
     const index_t ne = in.ne;
     factor.assign(std::size_t(ne) * nf, 0.0);
     affine.assign(std::size_t(ne), 0);
@@ -138,8 +140,21 @@ std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const Elem
   // The per-point factors only where some element needs them: not on a mesh of valid affine
   // elements, compressed (a Cartesian box at p = 3 would compute 169 MB to keep 1.3 MB). An
   // element with det J <= 0 makes geometric_factors() name it.
+  // On the fly: the vertices (checked: an inverted element is named) and the 1-D points; the
+  // factor is computed at every point of the non-affine elements, never stored.
+  Array<double, 3> vertices;
+  if (on_the_fly) {
+    vertices = interp_detail::element_vertices(mesh, g, rule, exec);
+    in.on_the_fly = true;
+    in.vertices = vertices.data();
+    in.points = x1.data();
+    for (int v = 0; v < num_vertices(g) && v < 8; ++v) {
+      const auto xv = reference_vertex(g, v);
+      for (int d = 0; d < dim; ++d) in.corner[v][d] = xv[std::size_t(d)] > 0.5 ? 1 : 0;
+    }
+  }
   GeometricFactors gf;
-  if (!compress || valid_affine < in.ne) {
+  if (!on_the_fly && (!compress || valid_affine < in.ne)) {
     gf = factors();
     in.qdata = diffusion ? gf.D.data() : gf.wdetJ.data();
     TESSERA_REQUIRE(in.qdata != nullptr, "fem::cpu_detail::make_batched: no stored factors");
