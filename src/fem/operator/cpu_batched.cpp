@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/profiling.hpp"
@@ -29,37 +30,67 @@ struct Work {
   explicit Work(std::size_t n) : u(n), v(n), t0(n), t1(n), g0(n), g1(n), g2(n) {}
 };
 
-/// The operator's factor at point q of a batch whose geometry is the first-order map's monomial
-/// coefficients Xc ((2^Dim Dim, lanes); FactorStorage::Vertices), all lanes at once: w det J
-/// (mass) or the packed w det J J^-1 J^-T (diffusion: 00, 01, (02,) 11, (12, 22)) into F, the
-/// same numbers the stored factors hold (geometric_factors) up to rounding.
+/// The operator's factor at the points of a batch whose geometry is the first-order map's
+/// monomial coefficients Xc ((2^Dim Dim, lanes); FactorStorage::Vertices), all lanes at once:
+/// w det J (mass) or the packed w det J J^-1 J^-T (diffusion: 00, 01, (02,) 11, (12, 22)), the
+/// same numbers the stored factors hold (geometric_factors) up to rounding. Along a line of
+/// points in direction x, J's first column is constant and the others are affine in x, so
+/// `line` sums the coefficients once per line and `at` forms J with 2 (Dim - 1) multiply-adds
+/// per row instead of Dim 2^(Dim-1).
 template <int Dim>
-inline void vertex_factor(const double* Xc, const double* x1, int m, int q, double wq, bool diffusion, vdouble* F) {
+struct VertexLines {
   vdouble X[(1 << Dim) * Dim];
-  for (int t = 0; t < (1 << Dim) * Dim; ++t) X[t] = simd::load(Xc + std::size_t(t) * W);
-  double xi[3];
-  for (int d = 0, rem = q; d < Dim; ++d, rem /= m) xi[d] = x1[rem % m];
-  vdouble J[3][3];
-  ia::multilinear_jacobian<Dim>(X, xi, J);
-  const vdouble det = Dim == 2 ? J[0][0] * J[1][1] - J[0][1] * J[1][0]
-                               : J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) +
-                                     J[0][1] * (J[1][2] * J[2][0] - J[1][0] * J[2][2]) +
-                                     J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
-  const vdouble wdet = wq * det;
-  if (!diffusion) {
-    F[0] = wdet;
-    return;
+  vdouble c0[Dim], a[Dim - 1][Dim], b[Dim - 1][Dim];  // J(r, 0) = c0[r], J(r, 1 + k) = a[k][r] + b[k][r] x
+  explicit VertexLines(const double* Xc) {
+    for (int t = 0; t < (1 << Dim) * Dim; ++t) X[t] = simd::load(Xc + std::size_t(t) * W);
   }
-  vdouble Ji[3][3];
-  ia::invert<Dim>(J, Ji);
-  int k = 0;
-  for (int r = 0; r < Dim; ++r)
-    for (int c = r; c < Dim; ++c) {
-      vdouble t = Ji[r][0] * Ji[c][0];
-      for (int a = 1; a < Dim; ++a) t = simd::fma(Ji[r][a], Ji[c][a], t);
-      F[k++] = wdet * t;
+  /// The line at y = x1[qy] (and z = x1[qz]); the coefficient of subset S, row r is X[S Dim + r].
+  void line(double y, double z) {
+    for (int r = 0; r < Dim; ++r) {
+      const auto x = [&](int S) { return X[S * Dim + r]; };
+      if constexpr (Dim == 2) {
+        c0[r] = x(1) + x(3) * y;
+        a[0][r] = x(2), b[0][r] = x(3);
+      } else {
+        c0[r] = x(1) + x(3) * y + (x(5) + x(7) * y) * z;
+        a[0][r] = x(2) + x(6) * z, b[0][r] = x(3) + x(7) * z;
+        a[1][r] = x(4) + x(6) * y, b[1][r] = x(5) + x(7) * y;
+      }
     }
-}
+  }
+  /// The factor at x on the current line, weight w, into F.
+  void at(double x, double w, bool diffusion, vdouble* F) const {
+    vdouble J[3][3];
+    for (int r = 0; r < Dim; ++r) {
+      J[r][0] = c0[r];
+      for (int k = 0; k < Dim - 1; ++k) J[r][1 + k] = simd::fma(x, b[k][r], a[k][r]);
+    }
+    const vdouble det = Dim == 2 ? J[0][0] * J[1][1] - J[0][1] * J[1][0]
+                                 : J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) +
+                                       J[0][1] * (J[1][2] * J[2][0] - J[1][0] * J[2][2]) +
+                                       J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
+    const vdouble wdet = w * det;
+    if (!diffusion) {
+      F[0] = wdet;
+      return;
+    }
+    vdouble Ji[3][3];
+    ia::invert<Dim>(J, Ji);
+    int k = 0;
+    for (int r = 0; r < Dim; ++r)
+      for (int c = r; c < Dim; ++c) {
+        vdouble t = Ji[r][0] * Ji[c][0];
+        for (int d = 1; d < Dim; ++d) t = simd::fma(Ji[r][d], Ji[c][d], t);
+        F[k++] = wdet * t;
+      }
+  }
+  /// The factor at point q (lexicographic, m points per direction), the line set when q starts one.
+  void point(const double* x1, int m, int q, double w, bool diffusion, vdouble* F) {
+    const int qx = q % m;
+    if (qx == 0) line(x1[(q / m) % m], Dim == 3 ? x1[q / (m * m)] : 0.0);
+    at(x1[qx], w, diffusion, F);
+  }
+};
 
 }  // namespace
 
@@ -261,9 +292,10 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
       if (st == FactorStorage::Points) {
         for (int q = 0; q < nq; ++q) v[q] *= simd::load(geo + std::size_t(q) * W);
       } else if (st == FactorStorage::Vertices) {
+        VertexLines<Dim> lines(geo);
         for (int q = 0; q < nq; ++q) {
           vdouble F;
-          vertex_factor<Dim>(geo, x1_.data(), m, q, w_[std::size_t(q)], false, &F);
+          lines.point(x1_.data(), m, q, w_[std::size_t(q)], false, &F);
           v[q] *= F;
         }
       } else {
@@ -288,9 +320,10 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
             g1[q] = d01 * a + d11 * c1;
           }
         } else if (st == FactorStorage::Vertices) {
+          VertexLines<Dim> lines(geo);
           for (int q = 0; q < nq; ++q) {
             vdouble F[3];
-            vertex_factor<Dim>(geo, x1_.data(), m, q, w_[std::size_t(q)], true, F);
+            lines.point(x1_.data(), m, q, w_[std::size_t(q)], true, F);
             const vdouble a = g0[q], c1 = g1[q];
             g0[q] = F[0] * a + F[1] * c1;
             g1[q] = F[1] * a + F[2] * c1;
@@ -324,9 +357,10 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
             g2[q] = d02 * a + d12 * c1 + d22 * c2;
           }
         } else if (st == FactorStorage::Vertices) {
+          VertexLines<Dim> lines(geo);
           for (int q = 0; q < nq; ++q) {
             vdouble F[6];
-            vertex_factor<Dim>(geo, x1_.data(), m, q, w_[std::size_t(q)], true, F);
+            lines.point(x1_.data(), m, q, w_[std::size_t(q)], true, F);
             const vdouble a = g0[q], c1 = g1[q], c2 = g2[q];
             g0[q] = F[0] * a + F[1] * c1 + F[2] * c2;
             g1[q] = F[1] * a + F[3] * c1 + F[4] * c2;
@@ -501,6 +535,10 @@ void BatchedOperator::diagonal_add(double* d) const {
     Work& wk = *static_cast<Work*>(work);
     const FactorStorage st = storage_[std::size_t(b)];
     const double* geo = geo_.data() + offset_[std::size_t(b)];
+    std::optional<VertexLines<2>> lines2;
+    std::optional<VertexLines<3>> lines3;
+    if (st == FactorStorage::Vertices && dim_ == 2) lines2.emplace(geo);
+    if (st == FactorStorage::Vertices && dim_ == 3) lines3.emplace(geo);
     vdouble* f = wk.v.data();    // the pair's factor at the points
     vdouble* r = wk.u.data();    // the diagonal at the nodes
     for (int i = 0; i < nd_; ++i) r[i] = vdouble{};
@@ -514,8 +552,8 @@ void BatchedOperator::diagonal_add(double* d) const {
         for (int q = 0; q < nq_; ++q) {
           if (st == FactorStorage::Vertices) {
             vdouble F[6];
-            if (dim_ == 2) vertex_factor<2>(geo, x1_.data(), m1_, q, w_[std::size_t(q)], diffusion_, F);
-            else vertex_factor<3>(geo, x1_.data(), m1_, q, w_[std::size_t(q)], diffusion_, F);
+            if (dim_ == 2) lines2->point(x1_.data(), m1_, q, w_[std::size_t(q)], diffusion_, F);
+            else lines3->point(x1_.data(), m1_, q, w_[std::size_t(q)], diffusion_, F);
             f[q] = twice * F[kd];
             continue;
           }
