@@ -4,8 +4,9 @@
 #include "cpu_batched.hpp"
 
 #include "cpu_contract.hpp"
+#include "cpu_geometry.hpp"  // VertexLines
 
-#include "common.hpp"  // multilinear_coefficient, multilinear_jacobian, invert
+#include "common.hpp"  // multilinear_coefficient
 
 #include <algorithm>
 #include <cmath>
@@ -28,68 +29,6 @@ namespace {
 struct Work {
   std::vector<vdouble> u, v, t0, t1, g0, g1, g2;
   explicit Work(std::size_t n) : u(n), v(n), t0(n), t1(n), g0(n), g1(n), g2(n) {}
-};
-
-/// The operator's factor at the points of a batch whose geometry is the first-order map's
-/// monomial coefficients Xc ((2^Dim Dim, lanes); FactorStorage::Vertices), all lanes at once:
-/// w det J (mass) or the packed w det J J^-1 J^-T (diffusion: 00, 01, (02,) 11, (12, 22)), the
-/// same numbers the stored factors hold (geometric_factors) up to rounding. Along a line of
-/// points in direction x, J's first column is constant and the others are affine in x, so
-/// `line` sums the coefficients once per line and `at` forms J with 2 (Dim - 1) multiply-adds
-/// per row instead of Dim 2^(Dim-1).
-template <int Dim>
-struct VertexLines {
-  vdouble X[(1 << Dim) * Dim];
-  vdouble c0[Dim], a[Dim - 1][Dim], b[Dim - 1][Dim];  // J(r, 0) = c0[r], J(r, 1 + k) = a[k][r] + b[k][r] x
-  explicit VertexLines(const double* Xc) {
-    for (int t = 0; t < (1 << Dim) * Dim; ++t) X[t] = simd::load(Xc + std::size_t(t) * W);
-  }
-  /// The line at y = x1[qy] (and z = x1[qz]); the coefficient of subset S, row r is X[S Dim + r].
-  void line(double y, double z) {
-    for (int r = 0; r < Dim; ++r) {
-      const auto x = [&](int S) { return X[S * Dim + r]; };
-      if constexpr (Dim == 2) {
-        c0[r] = x(1) + x(3) * y;
-        a[0][r] = x(2), b[0][r] = x(3);
-      } else {
-        c0[r] = x(1) + x(3) * y + (x(5) + x(7) * y) * z;
-        a[0][r] = x(2) + x(6) * z, b[0][r] = x(3) + x(7) * z;
-        a[1][r] = x(4) + x(6) * y, b[1][r] = x(5) + x(7) * y;
-      }
-    }
-  }
-  /// The factor at x on the current line, weight w, into F.
-  void at(double x, double w, bool diffusion, vdouble* F) const {
-    vdouble J[3][3];
-    for (int r = 0; r < Dim; ++r) {
-      J[r][0] = c0[r];
-      for (int k = 0; k < Dim - 1; ++k) J[r][1 + k] = simd::fma(x, b[k][r], a[k][r]);
-    }
-    const vdouble det = Dim == 2 ? J[0][0] * J[1][1] - J[0][1] * J[1][0]
-                                 : J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) +
-                                       J[0][1] * (J[1][2] * J[2][0] - J[1][0] * J[2][2]) +
-                                       J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
-    const vdouble wdet = w * det;
-    if (!diffusion) {
-      F[0] = wdet;
-      return;
-    }
-    vdouble Ji[3][3];
-    ia::invert<Dim>(J, Ji);
-    int k = 0;
-    for (int r = 0; r < Dim; ++r)
-      for (int c = r; c < Dim; ++c) {
-        vdouble t = Ji[r][0] * Ji[c][0];
-        for (int d = 1; d < Dim; ++d) t = simd::fma(Ji[r][d], Ji[c][d], t);
-        F[k++] = wdet * t;
-      }
-  }
-  /// The factor at point q (lexicographic, m points per direction), the line set when q starts one.
-  void point(const double* x1, int m, int q, double w, bool diffusion, vdouble* F) {
-    const int qx = q % m;
-    if (qx == 0) line(x1[(q / m) % m], Dim == 3 ? x1[q / (m * m)] : 0.0);
-    at(x1[qx], w, diffusion, F);
-  }
 };
 
 }  // namespace

@@ -7,8 +7,9 @@
 #include <algorithm>
 #include <optional>
 
-#include "common.hpp"  // Args, PointMap; multilinear_coefficient, multilinear_jacobian, simplex_jacobian, invert
+#include "common.hpp"  // Args, PointMap; multilinear_coefficient, simplex_jacobian, invert
 #include "cpu_contract.hpp"
+#include "cpu_geometry.hpp"  // VertexLines
 #include "tessera/core/error.hpp"
 #include "tessera/core/profiling.hpp"
 
@@ -56,38 +57,34 @@ void load_vertices(const ia::Args& a, index_t b, vdouble* X) {
 }
 
 /// On-the-fly geometry of one batch, all lanes at once: from the vertices, the maps' monomial
-/// coefficients (quadrilaterals, hexahedra: multilinear_coefficient, so that J at a point
-/// costs Dim^2 2^(Dim-1) multiply-adds) or the constant J^-1 (simplices).
+/// coefficients (quadrilaterals, hexahedra: multilinear_coefficient, J line by line by
+/// VertexLines) or the constant J^-1 (simplices).
 template <int Dim>
 struct BatchGeometry {
   bool tensor;
   const double* xq;  // the 1-D points
   int m;
-  vdouble Xc[(1 << Dim) * Dim], Js[3][3];
+  VertexLines<Dim> lines;
+  vdouble Js[3][3];
   BatchGeometry(const ia::Args& a, index_t b, bool tensor_, const double* xq_, int m_, vdouble* X)
       : tensor(tensor_), xq(xq_), m(m_) {
     load_vertices(a, b, X);
     if (tensor) {
-      for (int t = 0; t < (1 << Dim) * Dim; ++t) Xc[t] = ia::multilinear_coefficient<Dim>(a, X, t);
+      for (int t = 0; t < VertexLines<Dim>::coefficients; ++t) lines.X[t] = ia::multilinear_coefficient<Dim>(a, X, t);
     } else {
       vdouble J[3][3];
       ia::simplex_jacobian<Dim>(X, J);
       ia::invert<Dim>(J, Js);
     }
   }
-  /// J^-1 at point q.
-  void inverse(int q, vdouble Ji[3][3]) const {
+  /// J^-1 at point q; the points are visited in order (q = 0, 1, ...: each line from its start).
+  void inverse(int q, vdouble Ji[3][3]) {
     if (!tensor) {
       for (int r = 0; r < Dim; ++r)
         for (int c = 0; c < Dim; ++c) Ji[r][c] = Js[r][c];
       return;
     }
-    double xi[3];
-    int rem = q;
-    for (int d = 0; d < Dim; ++d, rem /= m) xi[d] = xq[rem % m];
-    vdouble J[3][3];
-    ia::multilinear_jacobian<Dim>(Xc, xi, J);
-    ia::invert<Dim>(J, Ji);
+    lines.inverse(lines.seek(xq, m, q), Ji);
   }
 };
 
