@@ -446,6 +446,14 @@ Dim3 FusedOperator::shape(bool diffusion, bool on_the_fly, bool element, std::si
   *common = c.bytes();
   Dim3 t = item_threads(geom_, nd_, nq_, nd1_, nq1_, 0);
   if (dim_ == 3) t.z = 1;  // point columns, or tiles along the third index (hex_operator_runtime)
+  // Past 16 nodes or points per direction (the run-time-size kernels) T x T threads can exceed
+  // what the kernel's register use allows (256 for hex_operator_runtime: 18 x 18 = 324 at
+  // p = 16, q = p + 2); the kernels stride over their work, so fewer rows of threads serve.
+  if (exec_.on_device() && t.x * t.y > 256) {
+    const int limit = ia::operator_max_threads(opt_.kernels, exec_, geom_, diffusion, on_the_fly, nd1_, nq1_,
+                                               nodal_points_, comps_, element);
+    if (t.x * t.y > limit) t.y = std::max(1, limit / t.x);
+  }
   return t;
 }
 
