@@ -358,14 +358,16 @@ TEST(CpuBatched, BatchesPastTheColourLimitRunLastAndEqualSerial) {
 }
 
 // On a mesh of affine elements the per-point factors are never computed (the compressed batches
-// do not read them); a distorted mesh computes them once; an inverted affine element is still
-// named by geometric_factors().
+// do not read them); a distorted mesh computes them once, on the fly not at all; an inverted
+// element is still named, by geometric_factors() or (on the fly) by the vertices' check.
 TEST(CpuBatched, PerPointFactorsOnlyWhereAnElementNeedsThem) {
-  const auto factor_launches = [](const Mesh& mesh) {
+  const auto factor_launches = [](const Mesh& mesh, GeometrySource geometry = GeometrySource::Stored) {
     profiling::reset();
     profiling::enable();
     H1Space space(mesh, 2);
-    const H1Operator A(space, OperatorKind::Diffusion, Exec::serial());
+    OperatorOptions o;
+    o.geometry = geometry;
+    const H1Operator A(space, OperatorKind::Diffusion, Exec::serial(), o);
     profiling::enable(false);
     long calls = 0;
     for (const auto& e : profiling::report())
@@ -376,6 +378,7 @@ TEST(CpuBatched, PerPointFactorsOnlyWhereAnElementNeedsThem) {
   EXPECT_EQ(factor_launches(generate_mesh("box:hex:3x3x3")), 0);
   EXPECT_EQ(factor_launches(generate_mesh("box:tet:2x2x2")), 0);
   EXPECT_EQ(factor_launches(test::distorted_mesh("box:hex:3x3x3")), 1);
+  EXPECT_EQ(factor_launches(test::distorted_mesh("box:hex:3x3x3"), GeometrySource::OnTheFly), 0);
   Mesh m(2);  // one triangle listed clockwise: affine, det J < 0
   m.add_vertex({0, 0});
   m.add_vertex({1, 0});
@@ -383,4 +386,12 @@ TEST(CpuBatched, PerPointFactorsOnlyWhereAnElementNeedsThem) {
   m.add_element(Geometry::Triangle, {0, 2, 1});
   H1Space space(m, 2);
   EXPECT_ERROR_MENTIONS(H1Operator(space, OperatorKind::Mass, Exec::serial()), "element 0", "det J");
+  OperatorOptions otf;  // on the fly: the vertices' check names it
+  otf.geometry = GeometrySource::OnTheFly;
+  EXPECT_ERROR_MENTIONS(H1Operator(space, OperatorKind::Diffusion, Exec::serial(), otf), "element 0", "det J");
+  Mesh hex = generate_mesh("box:hex:2x1x1");  // one hexahedron turned inside out by a vertex
+  auto X = hex.coordinates();
+  X[0] = 1.6;
+  H1Space hspace(hex, 2);
+  EXPECT_ERROR_MENTIONS(H1Operator(hspace, OperatorKind::Diffusion, Exec::serial(), otf), "det J");
 }
