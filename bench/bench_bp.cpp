@@ -203,9 +203,9 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
           // (the element-level apply of bench bk runs the team kernels: no batched figures)
           const auto cpu = opt.element ? fem::H1Operator::CpuKernelInfo{} : A.cpu_kernel();
           const bool batched = cpu.batched_elements > 0 && cpu.batched_elements == ne;  // every element
-          const double geo_bytes = otf ? ne * nv * dim * 8.0
-                                   : batched ? double(cpu.geometry_bytes)
-                                                                : ne * nq * 8.0 * factors;
+          const double geo_bytes = batched ? double(cpu.geometry_bytes)  // on the fly: the maps' coefficients
+                                   : otf   ? ne * nv * dim * 8.0
+                                           : ne * nq * 8.0 * factors;
           const double bytes = opt.element ? ne * nd * pr.components() * 16.0 + geo_bytes
                                            : geo_bytes + ne * nd * 4.0 + ndofs * 16.0;
           // E-vectors for BK, filled by gathering x.
@@ -221,6 +221,13 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
             else A.apply(x.cview(), y.view());
           };
           const std::string gname = otf ? "on the fly" : "stored";
+          if (opt.tune && batched) {
+            // the CPU's batched kernel has no elements per block or item: nothing to store
+            out << "| " << pr.name() << " | " << p << " | " << gname << " | " << ne << " | " << ndofs
+                << " | batched x" << cpu.lanes << ": no elements per block or item to tune (TESSERA_CPU_BATCHED=0 "
+                << "tunes the team kernels) | - | - |\n";
+            continue;
+          }
           if (opt.tune) {
             // every elements-per-block count at each elements-per-item count (1, 2, 4, 8, or
             // the one --chunk fixes), the fastest pair stored under the automatic key
