@@ -185,7 +185,7 @@ int run_assemble(const AssembleOptions& opt, std::ostream& out) {
   }
 
   const auto t1 = Clock::now();
-  const H1Space space(mesh, opt.order, components);
+  const H1Space space(mesh, opt.order, components, NodeOrdering::Auto, exec.backend);
   const double space_ms = ms_since(t1);
   const MatrixAssembler assembler(space, kind, exec, materials, ao);
   const double symbolic_ms = assembler.timings().symbolic_ms;

@@ -244,7 +244,7 @@ Solved solve(const PoissonOptions& opt, const Mesh& mesh, const std::vector<cons
   check_flat(mesh, opt.mesh);
   const auto t0 = Clock::now();
   r.phases.restart();
-  const H1Space space(mesh, opt.order, 1);
+  const H1Space space(mesh, opt.order, 1, NodeOrdering::Auto, exec.backend);
   r.phases.mark("numbering");
   const int dim = mesh.dim();
   const Problem pb = Problem::of(opt.rhs, dim);

@@ -228,7 +228,7 @@ Level solve_level(const ThermoelasticOptions& opt, Case c, const Mesh& mesh, con
   for (Geometry g : kFeGeometries)
     if (mesh.num_elements(g) && fem::dim(g) == dim) L.per_geometry[name(g)] = mesh.num_elements(g);
   const Materials mats = make_materials(c, mesh);
-  const H1Space ts(mesh, opt.order, 1), us(mesh, opt.order, dim);
+  const H1Space ts(mesh, opt.order, 1, NodeOrdering::Auto, exec.backend), us(mesh, opt.order, dim, NodeOrdering::Auto, exec.backend);
   L.t_dofs = ts.num_dofs();
   L.u_dofs = us.num_dofs();
   // Exact solution; the material of element e through its attribute.

@@ -171,7 +171,7 @@ int run_assembly(const AssemblyBenchOptions& opt, std::ostream& out) {
         const int comps = kind == fem::FormKind::Elasticity ? dim : 1;
         const int n = box_cells(g, p, comps, dofs, max_entries);
         const fem::Mesh mesh = fem::box_mesh(g, {n, n, n});
-        const fem::H1Space space(mesh, p, comps);
+        const fem::H1Space space(mesh, p, comps, fem::NodeOrdering::Auto, exec.backend);
         fem::AssemblyOptions ao;
         ao.fill = fills.front();
         ao.dispatch = dispatches.front();
@@ -289,7 +289,7 @@ int run_assembly(const AssemblyBenchOptions& opt, std::ostream& out) {
         << "| p | DOFs | nnz | entries | symbolic ms | fill | driver ms | functor ms | functor / driver |\n"
         << "|---:|---:|---:|---:|---:|---|---:|---:|---:|\n";
     for (int p : split_ints(opt.seed_orders, "--seed-orders")) {
-      const fem::H1Space space(mesh, p, 1);
+      const fem::H1Space space(mesh, p, 1, fem::NodeOrdering::Auto, exec.backend);
       fem::MatrixAssembler a(space, fem::FormKind::Diffusion, exec);
       linalg::CsrMatrix A = a.assemble();
       for (fem::FillMode fm : fills) {

@@ -146,7 +146,9 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
                                  " GB/s. ")
       << (opt.perturb > 0 ? "Vertices perturbed by up to " + sig3(opt.perturb) + " of the element size. " : std::string())
       << "Node numbering: " << fem::name(ordering)
-      << (ordering == fem::NodeOrdering::Auto ? " (interleaved up to p = 2, first-touch at p = 3, shared-first from p = 4)" : "") << ".\n\n";
+      << (ordering != fem::NodeOrdering::Auto ? ""
+          : exec.on_device() ? " (interleaved up to p = 2, first-touch at p = 3, shared-first from p = 4)"
+                             : " (interleaved at every order on the CPU)") << ".\n\n";
   // the comparison switches (TESSERA_OPERATOR_BOUND, ...), read once
   const fem::OperatorKernelChoice kernels = fem::OperatorKernelChoice::from_environment();
   if (opt.tune)
@@ -173,7 +175,7 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
         }
         // one space per component count and order (building one costs seconds at 8M DOFs)
         std::unique_ptr<fem::H1Space>& sp = spaces[pr.components()];
-        if (!sp) sp = std::make_unique<fem::H1Space>(mesh, p, pr.components(), ordering);
+        if (!sp) sp = std::make_unique<fem::H1Space>(mesh, p, pr.components(), ordering, exec.backend);
         const fem::H1Space& space = *sp;
         const index_t ndofs = space.num_dofs();
         const index_t ne = mesh.num_elements();

@@ -183,7 +183,7 @@ int run_interpolate(const InterpolateOptions& opt, std::ostream& out) {
       const auto rule = fem::quadrature(g, 2 * p);
       for (bool vec : vector_fields) {
         const int comps = vec ? d : 1;
-        const fem::H1Space space(mesh, p, comps);
+        const fem::H1Space space(mesh, p, comps, fem::NodeOrdering::Auto, exec.backend);
         const fem::Interpolator interp(space, g, rule, exec, iopt);
         const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         Array<double> u("bench/u", {space.num_dofs()}, exec.space());

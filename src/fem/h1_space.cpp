@@ -196,12 +196,14 @@ index_t H1Space::face_id(const Key& k) const {
   return index_t(it - faces_.begin());
 }
 
-H1Space::H1Space(const Mesh& mesh, int order, int components, NodeOrdering ordering)
+NodeOrdering auto_ordering(int order, Backend b) {
+  if (b != Backend::Cuda) return NodeOrdering::Interleaved;
+  return order <= 2 ? NodeOrdering::Interleaved : order == 3 ? NodeOrdering::FirstTouch : NodeOrdering::SharedFirst;
+}
+
+H1Space::H1Space(const Mesh& mesh, int order, int components, NodeOrdering ordering, Backend backend)
     : mesh_(&mesh), order_(order), components_(components),
-      ordering_(ordering == NodeOrdering::Auto
-                    ? (order <= 2 ? NodeOrdering::Interleaved
-                                  : order == 3 ? NodeOrdering::FirstTouch : NodeOrdering::SharedFirst)
-                                               : ordering) {
+      ordering_(ordering == NodeOrdering::Auto ? auto_ordering(order, backend) : ordering) {
   if (order < 1) fail("fem::H1Space: order p = ", order, " is not supported; use p >= 1");
   if (components < 1) fail("fem::H1Space: components = ", components, "; a field has at least 1 component");
   if (mesh.num_elements() == 0) fail("fem::H1Space: the mesh has no elements; add elements or load a mesh first");

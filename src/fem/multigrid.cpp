@@ -190,7 +190,8 @@ Multigrid::Multigrid(const H1Operator& fine, const H1Space& fine_space, const st
       L.op = &fine;
       fixed = fine_constrained;
     } else {
-      L.own_space = std::make_unique<H1Space>(*level_mesh[l], orders[l], fine_space.components());
+      L.own_space = std::make_unique<H1Space>(*level_mesh[l], orders[l], fine_space.components(), NodeOrdering::Auto,
+                                               m.exec.backend);
       L.space = L.own_space.get();
       fixed = constrained_of(*L.space);
       if (l + 1 < orders.size()) {

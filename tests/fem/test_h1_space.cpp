@@ -250,9 +250,18 @@ TEST(H1Space, NodeOrderings) {
       const Mesh m = renumbered(box_mesh(g, {3, 3, 3}), 7);
       const H1Space ft(m, p, 1, NodeOrdering::FirstTouch), be(m, p, 1, NodeOrdering::ByEntity);
       EXPECT_EQ(ft.ordering(), NodeOrdering::FirstTouch);
-      // the default: interleaved up to p = 2, first touch at p = 3, shared first from p = 4
-      EXPECT_EQ(H1Space(m, p).ordering(), p <= 2 ? NodeOrdering::Interleaved : NodeOrdering::SharedFirst);
-      EXPECT_EQ(H1Space(m, 3).ordering(), NodeOrdering::FirstTouch);
+      // the default for the GPU: interleaved up to p = 2, first touch at p = 3, shared first from
+      // p = 4; for the CPU backends interleaved at every order; without a backend, the GPU's
+      // where one is usable
+      const auto gpu = [&](int q) { return H1Space(m, q, 1, NodeOrdering::Auto, Backend::Cuda).ordering(); };
+      EXPECT_EQ(gpu(p), p <= 2 ? NodeOrdering::Interleaved : NodeOrdering::SharedFirst);
+      EXPECT_EQ(gpu(3), NodeOrdering::FirstTouch);
+      for (Backend b : {Backend::Serial, Backend::OpenMP})
+        for (int q : {p, 3}) {
+          EXPECT_EQ(H1Space(m, q, 1, NodeOrdering::Auto, b).ordering(), NodeOrdering::Interleaved);
+          EXPECT_EQ(auto_ordering(q, b), NodeOrdering::Interleaved);
+        }
+      EXPECT_EQ(H1Space(m, p).ordering(), auto_ordering(p, Exec::best().backend));
       ASSERT_EQ(ft.num_nodes(), be.num_nodes());
       // First touch: element 0 reaches all of its nodes first, so they are 0 .. npe - 1.
       const auto e0 = ft.element_nodes(0);

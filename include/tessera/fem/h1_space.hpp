@@ -29,8 +29,10 @@
 /// at its first visit: the nodes of consecutive elements at one local position are then
 /// neighbours, which is what kernels that run one element per thread read (at p = 1, 2 on
 /// hexahedra, and hexahedron mass at p = 2 in the global apply). `Auto`, the default, takes
-/// Interleaved up to p = 2, first touch at p = 3 and SharedFirst from p = 4 (measurements in
-/// docs/benchmarks/operators.md). `ByEntity` numbers all vertices (in mesh order), then all
+/// what the kernels of the space's backend read best (auto_ordering): for the GPU Interleaved
+/// up to p = 2, first touch at p = 3 and SharedFirst from p = 4 (docs/benchmarks/operators.md);
+/// for the CPU backends Interleaved at every order, since their batched kernels put consecutive
+/// elements in the lanes of a vector (docs/benchmarks/cpu.md). `ByEntity` numbers all vertices (in mesh order), then all
 /// edge nodes, face nodes and element interiors. `SharedFirst` is the first-touch numbering
 /// with the nodes that one element uses alone (its interior, and its nodes on the exterior that
 /// no other element touches) moved after all the others, each group keeping its order:
@@ -46,6 +48,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/core/exec.hpp"
 #include "tessera/core/macros.hpp"
 #include "tessera/fem/mesh.hpp"
 
@@ -63,8 +66,13 @@ enum class NodeOrdering {
                 ///< every element's node 1, ...), each entity's nodes numbered at its first
                 ///< visit: consecutive elements' nodes at one local position are then close
   SharedFirst,  ///< FirstTouch, then the nodes used by one element only moved after all the others
-  Auto          ///< the default: Interleaved up to p = 2, FirstTouch at p = 3, SharedFirst from p = 4
+  Auto          ///< the default: auto_ordering of the order and the backend
 };
+
+/// The numbering NodeOrdering::Auto takes at order p for kernels on backend b: on the GPU
+/// Interleaved up to p = 2, FirstTouch at p = 3, SharedFirst from p = 4; on the serial and
+/// OpenMP backends Interleaved at every order.
+NodeOrdering auto_ordering(int order, Backend b);
 
 /// "first-touch", "by-entity", "interleaved", "shared-first" or "auto".
 const char* name(NodeOrdering o);
@@ -75,8 +83,12 @@ class H1Space {
   /// Numbers the nodes of `mesh` (which must outlive the space) for order p >= 1 and
   /// `components` >= 1 field components. Throws tessera::Error for p < 1, components < 1,
   /// a mesh without elements, an element with a vertex id out of range, a face (2-D: an
-  /// edge) shared by more than two elements, or more than max_h1_nodes nodes.
-  H1Space(const Mesh& mesh, int order, int components = 1, NodeOrdering ordering = NodeOrdering::Auto);
+  /// edge) shared by more than two elements, or more than max_h1_nodes nodes. `backend`: where
+  /// the kernels that read the space will mostly run, for NodeOrdering::Auto only (the space
+  /// serves every backend whatever its numbering); by default the GPU where one is usable, else
+  /// the CPU.
+  H1Space(const Mesh& mesh, int order, int components = 1, NodeOrdering ordering = NodeOrdering::Auto,
+          Backend backend = Exec::best().backend);
 
   /// The mesh this space numbers.
   const Mesh& mesh() const { return *mesh_; }
