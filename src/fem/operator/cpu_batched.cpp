@@ -31,6 +31,19 @@ struct Work {
   explicit Work(std::size_t n) : u(n), v(n), t0(n), t1(n), g0(n), g1(n), g2(n) {}
 };
 
+/// g_a[q] = sum_b F(a, b) g_b[q] for the packed symmetric F (00, 01, (02,) 11, (12, 22)).
+template <int Dim>
+inline void apply_packed(const vdouble* F, vdouble* const* g, int q) {
+  constexpr int k[3][3] = {{0, 1, 2}, {1, Dim == 2 ? 2 : 3, 4}, {2, 4, 5}};
+  vdouble in[Dim], out[Dim];
+  for (int a = 0; a < Dim; ++a) in[a] = g[a][q];
+  for (int a = 0; a < Dim; ++a) {
+    out[a] = F[k[a][0]] * in[0];
+    for (int b = 1; b < Dim; ++b) out[a] = simd::fma(F[k[a][b]], in[b], out[a]);
+  }
+  for (int a = 0; a < Dim; ++a) g[a][q] = out[a];
+}
+
 }  // namespace
 
 int BatchedOperator::lanes() { return W; }
@@ -221,6 +234,9 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
   vdouble* u = wk.u.data();
   vdouble* v = nodal_ ? u : wk.v.data();
   const Mat Dm{Df_.data(), m, m, sign_[2], eo_[2].data()}, Dtm{Db_.data(), m, m, sign_[3], eo_[3].data()};
+  std::optional<VertexLines<Dim>> lines;  // on the fly: the batch's maps (FactorStorage::Vertices)
+  if (st == FactorStorage::Vertices) lines.emplace(geo);
+  constexpr int NF = Dim * (Dim + 1) / 2;
   for (int c = 0; c < comps_; ++c) {
     const double* xc = x + std::size_t(c) * nn_;
     double* yc = y + std::size_t(c) * nn_;
@@ -231,10 +247,9 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
       if (st == FactorStorage::Points) {
         for (int q = 0; q < nq; ++q) v[q] *= simd::load(geo + std::size_t(q) * W);
       } else if (st == FactorStorage::Vertices) {
-        VertexLines<Dim> lines(geo);
         for (int q = 0; q < nq; ++q) {
           vdouble F;
-          lines.point(x1_.data(), m, q, w_[std::size_t(q)], false, &F);
+          lines->point(x1_.data(), m, q, w_[std::size_t(q)], false, &F);
           v[q] *= F;
         }
       } else {
@@ -248,81 +263,33 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
       derivative<Dim, false>(fixed_, 0, Dm, v, g0);
       derivative<Dim, false>(fixed_, 1, Dm, v, g1);
       if constexpr (Dim == 3) derivative<Dim, false>(fixed_, 2, Dm, v, g2);
-      if constexpr (Dim == 2) {
-        if (st == FactorStorage::Points) {
-          const double* G = geo;
-          for (int q = 0; q < nq; ++q) {
-            const vdouble a = g0[q], c1 = g1[q];
-            const vdouble d00 = simd::load(G + std::size_t(q) * W), d01 = simd::load(G + std::size_t(nq + q) * W),
-                          d11 = simd::load(G + std::size_t(2 * nq + q) * W);
-            g0[q] = d00 * a + d01 * c1;
-            g1[q] = d01 * a + d11 * c1;
-          }
-        } else if (st == FactorStorage::Vertices) {
-          VertexLines<Dim> lines(geo);
-          for (int q = 0; q < nq; ++q) {
-            vdouble F[3];
-            lines.point(x1_.data(), m, q, w_[std::size_t(q)], true, F);
-            const vdouble a = g0[q], c1 = g1[q];
-            g0[q] = F[0] * a + F[1] * c1;
-            g1[q] = F[1] * a + F[2] * c1;
-          }
-        } else if (st == FactorStorage::Element) {
-          const vdouble d00 = simd::load(geo), d01 = simd::load(geo + W), d11 = simd::load(geo + 2 * W);
-          for (int q = 0; q < nq; ++q) {
-            const vdouble a = g0[q], c1 = g1[q];
-            const double wq = w_[std::size_t(q)];
-            g0[q] = wq * (d00 * a + d01 * c1);
-            g1[q] = wq * (d01 * a + d11 * c1);
-          }
-        } else {
-          const vdouble d00 = simd::load(geo), d11 = simd::load(geo + W);
-          for (int q = 0; q < nq; ++q) {
-            const double wq = w_[std::size_t(q)];
-            g0[q] *= wq * d00;
-            g1[q] *= wq * d11;
-          }
+      vdouble* g[3] = {g0, g1, g2};
+      if (st == FactorStorage::Points) {  // stored per point: (factor, point, lane)
+        for (int q = 0; q < nq; ++q) {
+          vdouble F[6];
+          for (int k = 0; k < NF; ++k) F[k] = simd::load(geo + (std::size_t(k) * nq + q) * W);
+          apply_packed<Dim>(F, g, q);
         }
-      } else {
-        if (st == FactorStorage::Points) {
-          const double* G = geo;
-          for (int q = 0; q < nq; ++q) {
-            const vdouble a = g0[q], c1 = g1[q], c2 = g2[q];
-            const vdouble d00 = simd::load(G + std::size_t(q) * W), d01 = simd::load(G + std::size_t(nq + q) * W),
-                          d02 = simd::load(G + std::size_t(2 * nq + q) * W), d11 = simd::load(G + std::size_t(3 * nq + q) * W),
-                          d12 = simd::load(G + std::size_t(4 * nq + q) * W), d22 = simd::load(G + std::size_t(5 * nq + q) * W);
-            g0[q] = d00 * a + d01 * c1 + d02 * c2;
-            g1[q] = d01 * a + d11 * c1 + d12 * c2;
-            g2[q] = d02 * a + d12 * c1 + d22 * c2;
-          }
-        } else if (st == FactorStorage::Vertices) {
-          VertexLines<Dim> lines(geo);
-          for (int q = 0; q < nq; ++q) {
-            vdouble F[6];
-            lines.point(x1_.data(), m, q, w_[std::size_t(q)], true, F);
-            const vdouble a = g0[q], c1 = g1[q], c2 = g2[q];
-            g0[q] = F[0] * a + F[1] * c1 + F[2] * c2;
-            g1[q] = F[1] * a + F[3] * c1 + F[4] * c2;
-            g2[q] = F[2] * a + F[4] * c1 + F[5] * c2;
-          }
-        } else if (st == FactorStorage::Element) {
-          const vdouble d00 = simd::load(geo), d01 = simd::load(geo + W), d02 = simd::load(geo + 2 * W),
-                        d11 = simd::load(geo + 3 * W), d12 = simd::load(geo + 4 * W), d22 = simd::load(geo + 5 * W);
-          for (int q = 0; q < nq; ++q) {
-            const vdouble a = g0[q], c1 = g1[q], c2 = g2[q];
-            const double wq = w_[std::size_t(q)];
-            g0[q] = wq * (d00 * a + d01 * c1 + d02 * c2);
-            g1[q] = wq * (d01 * a + d11 * c1 + d12 * c2);
-            g2[q] = wq * (d02 * a + d12 * c1 + d22 * c2);
-          }
-        } else {
-          const vdouble d00 = simd::load(geo), d11 = simd::load(geo + W), d22 = simd::load(geo + 2 * W);
-          for (int q = 0; q < nq; ++q) {
-            const double wq = w_[std::size_t(q)];
-            g0[q] *= wq * d00;
-            g1[q] *= wq * d11;
-            g2[q] *= wq * d22;
-          }
+      } else if (st == FactorStorage::Vertices) {
+        for (int q = 0; q < nq; ++q) {
+          vdouble F[6];
+          lines->point(x1_.data(), m, q, w_[std::size_t(q)], true, F);
+          apply_packed<Dim>(F, g, q);
+        }
+      } else if (st == FactorStorage::Element) {  // w_q times the element's factor
+        vdouble E[6];
+        for (int k = 0; k < NF; ++k) E[k] = simd::load(geo + std::size_t(k) * W);
+        for (int q = 0; q < nq; ++q) {
+          apply_packed<Dim>(E, g, q);
+          const double wq = w_[std::size_t(q)];
+          for (int a = 0; a < Dim; ++a) g[a][q] *= wq;
+        }
+      } else {  // axis-aligned: the diagonal
+        vdouble d[3];
+        for (int a = 0; a < Dim; ++a) d[a] = simd::load(geo + std::size_t(a) * W);
+        for (int q = 0; q < nq; ++q) {
+          const double wq = w_[std::size_t(q)];
+          for (int a = 0; a < Dim; ++a) g[a][q] *= wq * d[a];
         }
       }
       r = nodal_ ? wk.v.data() : u;  // u is free once the points' values are formed (v), unless v is u
