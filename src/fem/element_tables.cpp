@@ -49,14 +49,7 @@ std::shared_ptr<const ElementTables> make_tables(const char* who, const H1Space&
   const int dim = s.dim_, nq = s.nq_, nd = s.nd_;
   TESSERA_REQUIRE(nq >= 1, who, ": the quadrature rule has no points");
   const H1Basis basis(g, s.p_);
-  for (int v = 0; v < s.nv_; ++v) {
-    const auto x = reference_vertex(g, v);
-    for (int d = 0; d < dim; ++d) {
-      T.corners[v][d] = x[std::size_t(d)] > 0.5 ? 1 : 0;
-      TESSERA_REQUIRE(x[std::size_t(d)] == 0.0 || x[std::size_t(d)] == 1.0, who,
-                      ": reference vertex not at a 0/1 corner");
-    }
-  }
+  reference_corners(who, g, T.corners);
   if (!s.tensor_) {
     const BasisTables t = tabulate(basis, rule);
     Array<double, 2> Bt("interp_Bt", {nd, nq}), Bq("interp_Bq", {nq, nd});
@@ -151,6 +144,16 @@ ElementBase::ElementBase(const char* who, const H1Space& space, Geometry g, cons
     : exec_(exec), restr_(space, g, exec), mesh_(&space.mesh()),
       tables_(make_tables(who, space, g, rule, exec, restr_.num_elements())) {
   static_cast<ElementSizes&>(*this) = tables_->sizes;
+}
+
+void reference_corners(const char* who, Geometry g, int corner[8][3]) {
+  for (int v = 0; v < num_vertices(g) && v < 8; ++v) {
+    const auto x = reference_vertex(g, v);
+    for (int d = 0; d < dim(g); ++d) {
+      corner[v][d] = x[std::size_t(d)] > 0.5 ? 1 : 0;
+      TESSERA_REQUIRE(x[std::size_t(d)] == 0.0 || x[std::size_t(d)] == 1.0, who, ": reference vertex not at a 0/1 corner");
+    }
+  }
 }
 
 Array<double, 3> element_vertices(const Mesh& mesh, Geometry g, const QuadratureRule& rule, const Exec& exec) {

@@ -34,6 +34,10 @@ struct ElementTables {
 std::shared_ptr<const ElementTables> make_tables(const char* who, const H1Space& space, Geometry g,
                                                  const QuadratureRule& rule, const Exec& exec, index_t ne);
 
+/// The reference vertices of g as 0/1 corners, corner[v][d] (the first-order map's monomial
+/// form reads them); throws (naming `who`) where a vertex is not at one.
+void reference_corners(const char* who, Geometry g, int corner[8][3]);
+
 /// The vertex coordinates (ne, nv, sdim) of the elements of geometry g, after checking that
 /// none is inverted (named in the error rather than producing infinities).
 Array<double, 3> element_vertices(const Mesh& mesh, Geometry g, const QuadratureRule& rule, const Exec& exec);

@@ -5,7 +5,7 @@
 #include <functional>
 #include <span>
 
-#include "../element_tables.hpp"  // element_vertices
+#include "../element_tables.hpp"  // element_vertices, reference_corners
 #include "common.hpp"  // determinant, invert, packed_metric
 #include "cpu_batched.hpp"
 #include "tessera/core/error.hpp"
@@ -14,7 +14,6 @@
 #include "tessera/fem/geometric_factors.hpp"
 #include "tessera/fem/mesh.hpp"
 #include "tessera/fem/quadrature.hpp"
-#include "tessera/fem/reference_element.hpp"
 #include "tessera/fem/restriction.hpp"
 
 namespace tessera::fem::cpu_detail {
@@ -148,10 +147,7 @@ std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const Elem
     in.on_the_fly = true;
     in.vertices = vertices.data();
     in.points = x1.data();
-    for (int v = 0; v < num_vertices(g) && v < 8; ++v) {
-      const auto xv = reference_vertex(g, v);
-      for (int d = 0; d < dim; ++d) in.corner[v][d] = xv[std::size_t(d)] > 0.5 ? 1 : 0;
-    }
+    interp_detail::reference_corners("fem::H1Operator", g, in.corner);
   }
   GeometricFactors gf;
   if (!on_the_fly && (!compress || valid_affine < in.ne)) {
