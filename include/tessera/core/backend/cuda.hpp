@@ -201,10 +201,18 @@ struct TeamKernelState {
   int blocks_per_sm = 0;
 };
 
-/// The most threads per block the team kernel of F can launch with (its registers decide).
+/// The most threads per block the team kernel of F can launch with (its registers decide);
+/// spilled: that of the launch whose item regions live in device memory (F with
+/// items_may_spill; its register use can differ), else the same as not spilled.
 template <class F>
-int cuda_team_max_threads() {
+int cuda_team_max_threads(bool spilled = false) {
   cudaFuncAttributes attr{};
+  if constexpr (team_items_may_spill<F>())
+    if (spilled) {
+      TESSERA_CUDA_CHECK(cudaFuncGetAttributes(&attr, &team_kernel_spilled<F>));
+      return attr.maxThreadsPerBlock;
+    }
+  (void)spilled;
   TESSERA_CUDA_CHECK(cudaFuncGetAttributes(&attr, team_kernel_for<F>()));
   return attr.maxThreadsPerBlock;
 }
