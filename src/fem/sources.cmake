@@ -36,6 +36,7 @@ target_sources(tessera PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_setup.cpp
   ${CMAKE_CURRENT_LIST_DIR}/assembly_cpu.cpp
   ${CMAKE_CURRENT_LIST_DIR}/refinement_transfer.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/transfer_cpu.cpp
   ${TESSERA_FEM_KERNEL_SOURCES})
 tessera_cuda_sources(${TESSERA_FEM_KERNEL_SOURCES})
 # The interpolation kernels launch up to 512 threads per block (interpolate.cpp,
@@ -67,7 +68,8 @@ endif()
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/operator/cpu_batched.cpp
                             ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_contract.cpp
                             ${CMAKE_CURRENT_LIST_DIR}/operator/cpu_interp.cpp
-                            ${CMAKE_CURRENT_LIST_DIR}/assembly_cpu.cpp PROPERTIES
+                            ${CMAKE_CURRENT_LIST_DIR}/assembly_cpu.cpp
+                            ${CMAKE_CURRENT_LIST_DIR}/transfer_cpu.cpp PROPERTIES
   COMPILE_OPTIONS "${_tessera_cpu_flags}")
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/operator/cpu_batched.cpp PROPERTIES
   COMPILE_DEFINITIONS "TESSERA_CPU_ARCH_NAME=\"${_tessera_cpu_arch_name}\"")

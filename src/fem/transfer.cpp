@@ -12,6 +12,7 @@
 #include "tessera/core/memory.hpp"
 #include "tessera/fem/basis.hpp"
 #include "tessera/fem/reference_element.hpp"
+#include "transfer_cpu.hpp"
 
 namespace tessera::fem {
 
@@ -177,6 +178,11 @@ struct DenseTransfer {
 /// (m, n) given as its transpose At (n, m)), weights as in TransferArgs.
 void apply_tensor(const char* label, const Exec& exec, index_t ne, int dim, int m, int n, View<const double, 2> A,
                   const TransferArgs& args) {
+  if (!exec.on_device() && dim >= 2) {  // CPU: elements side by side in SIMD lanes
+    apply_tensor_cpu(label, exec, ne, dim, m, n, A.data(), args.nc, args.in.data(), args.out.data(),
+                     args.fidx.data(), args.w.data(), args.scale_in, args.scale_out);
+    return;
+  }
   int s0 = 0, s1 = 0, s2 = 0;
   TensorTransfer::sizes(dim, m, n, s0, s1, s2);
   const std::size_t item = SharedLayout().add<double>(s0).add<double>(s1).add<double>(s2).bytes();
