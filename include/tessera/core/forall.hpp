@@ -131,16 +131,15 @@ void launch(const char* label, const Exec& exec, const Teams& t, const F& f) {
 
 /// The most threads per block (items x threads per item) a team launch of F can use on exec:
 /// on the CUDA backend the kernel's limit, which its register use sets (at most 1024); on the
-/// CPU backends no limit (INT_MAX). spilled: the limit of the launch that keeps a functor's
-/// item regions in device memory (when shared memory is short; see team.hpp's items_may_spill).
+/// CPU backends no limit (INT_MAX). For a functor whose item regions may spill to device
+/// memory (team.hpp's items_may_spill), the limit of whichever of its two launches is lower.
 /// Call it from code that nvcc compiles in CUDA builds.
 template <class F>
-int team_max_threads(const Exec& exec, bool spilled = false) {
+int team_max_threads(const Exec& exec) {
 #if defined(TESSERA_CUDA_DISPATCH)
-  if (exec.backend == Backend::Cuda) return detail::cuda_team_max_threads<F>(spilled);
+  if (exec.backend == Backend::Cuda) return detail::cuda_team_max_threads<F>();
 #endif
   (void)exec;
-  (void)spilled;
   return std::numeric_limits<int>::max();
 }
 

@@ -449,13 +449,10 @@ Dim3 FusedOperator::shape(bool diffusion, bool on_the_fly, bool element, std::si
   // Past 16 nodes or points per direction (the run-time-size kernels) T x T threads can exceed
   // what the kernel's register use allows (256 for hex_operator_runtime: 18 x 18 = 324 at
   // p = 16, q = p + 2); the kernels stride over their work, so fewer rows of threads serve.
-  // Every kernel runs 256 (at most 255 registers per thread), so only larger shapes ask, and
-  // they take the lower of the two launches' limits (shared memory or spilled item regions).
+  // Every kernel runs 256 (at most 255 registers per thread), so only larger shapes ask.
   if (exec_.on_device() && t.x * t.y > 256) {
-    int limit = 1024;
-    for (const bool spilled : {false, true})
-      limit = std::min(limit, ia::operator_max_threads(opt_.kernels, exec_, geom_, diffusion, on_the_fly, nd1_, nq1_,
-                                                       nodal_points_, comps_, element, spilled));
+    const int limit = ia::operator_max_threads(opt_.kernels, exec_, geom_, diffusion, on_the_fly, nd1_, nq1_,
+                                               nodal_points_, comps_, element);
     if (t.x * t.y > limit) t.y = std::max(1, limit / t.x);
   }
   return t;

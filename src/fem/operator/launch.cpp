@@ -314,11 +314,11 @@ ThreadElementLayout operator_thread_element_layout(const OperatorKernelChoice& c
 }
 
 int operator_max_threads(const OperatorKernelChoice& choice, const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
-                         bool nodal_points, int comps, bool element, bool spilled) {
+                         bool nodal_points, int comps, bool element) {
   if (operator_exact_here(choice, exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps))
-    return operator_exact_max_threads(choice, exec, diffusion, on_the_fly, nd1, nq1, nodal_points, spilled);
+    return operator_exact_max_threads(choice, exec, diffusion, on_the_fly, nd1, nq1, nodal_points);
   return with_operator_kernel(choice, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element,
-                              [&]<class K>() { return team_max_threads<K>(exec, spilled); });
+                              [&]<class K>() { return team_max_threads<K>(exec); });
 }
 
 }  // namespace tessera::fem::interp_detail

@@ -85,10 +85,10 @@ void launch_operator_exact(const OperatorKernelChoice& choice, const char* label
   });
 }
 
-int operator_exact_max_threads(const OperatorKernelChoice& choice, const Exec& exec, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal, bool spilled) {
+int operator_exact_max_threads(const OperatorKernelChoice& choice, const Exec& exec, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal) {
   TESSERA_REQUIRE(operator_exact_sizes(choice, Geometry::Hexahedron, diffusion, nd1, nq1, nodal),
                   "fem operator: no compile-time-size kernel for ", nd1, " nodes and ", nq1, " points per direction");
-  return with_exact_kernel(diffusion, on_the_fly, nd1, nodal, [&]<class K>() { return team_max_threads<K>(exec, spilled); });
+  return with_exact_kernel(diffusion, on_the_fly, nd1, nodal, [&]<class K>() { return team_max_threads<K>(exec); });
 }
 
 }  // namespace tessera::fem::interp_detail

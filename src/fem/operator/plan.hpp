@@ -66,8 +66,7 @@ bool operator_exact_sizes(const OperatorKernelChoice& choice, Geometry g, bool d
 /// whose shared layout and launch shape it shares, except operator_rows: the nodal kernel at
 /// p = 3 runs by lines where its bound's (4) runs point columns.
 void launch_operator_exact(const OperatorKernelChoice& choice, const char* label, const Exec& exec, const Teams& t, bool diffusion, const Args& a);
-int operator_exact_max_threads(const OperatorKernelChoice& choice, const Exec& exec, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal,
-                               bool spilled = false);
+int operator_exact_max_threads(const OperatorKernelChoice& choice, const Exec& exec, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal);
 /// Whether the kernel that launch_operator picks for these sizes declares items_may_spill
 /// (core/team.hpp): its element buffers then go to device memory when they do not fit the
 /// block's shared memory (the run-time-size kernels, above 16 nodes or points per direction:
@@ -90,9 +89,9 @@ OperatorRows operator_rows(const OperatorKernelChoice& choice, const Exec& exec,
 /// simplex_operator); a.on_the_fly selects the geometry source.
 void launch_operator(const OperatorKernelChoice& choice, const char* label, const Exec& exec, const Teams& t, Geometry g, bool diffusion, const Args& a);
 /// The most threads per block the kernel that launch_operator picks for these sizes can use
-/// (its register use sets it on the GPU; INT_MAX on the CPU); spilled: that of the launch whose
-/// item regions go to device memory when shared memory is short (its registers can differ).
+/// (its register use sets it on the GPU, for both of its launches where its items may spill;
+/// INT_MAX on the CPU).
 int operator_max_threads(const OperatorKernelChoice& choice, const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
-                         bool nodal_points, int comps, bool element, bool spilled = false);
+                         bool nodal_points, int comps, bool element);
 
 }  // namespace tessera::fem::interp_detail

@@ -201,20 +201,19 @@ struct TeamKernelState {
   int blocks_per_sm = 0;
 };
 
-/// The most threads per block the team kernel of F can launch with (its registers decide);
-/// spilled: that of the launch whose item regions live in device memory (F with
-/// items_may_spill; its register use can differ), else the same as not spilled.
+/// The most threads per block a team launch of F can use (its registers decide). For F with
+/// items_may_spill, the lower of its two kernels' limits: which one a launch takes depends on
+/// the shared memory it asks, and the spilled one's register use can differ.
 template <class F>
-int cuda_team_max_threads(bool spilled = false) {
+int cuda_team_max_threads() {
   cudaFuncAttributes attr{};
-  if constexpr (team_items_may_spill<F>())
-    if (spilled) {
-      TESSERA_CUDA_CHECK(cudaFuncGetAttributes(&attr, &team_kernel_spilled<F>));
-      return attr.maxThreadsPerBlock;
-    }
-  (void)spilled;
   TESSERA_CUDA_CHECK(cudaFuncGetAttributes(&attr, team_kernel_for<F>()));
-  return attr.maxThreadsPerBlock;
+  int limit = attr.maxThreadsPerBlock;
+  if constexpr (team_items_may_spill<F>()) {
+    TESSERA_CUDA_CHECK(cudaFuncGetAttributes(&attr, &team_kernel_spilled<F>));
+    limit = std::min(limit, attr.maxThreadsPerBlock);
+  }
+  return limit;
 }
 
 inline void check_team_threads(const char* label, const Teams& t, long long threads, int max_threads,
