@@ -26,12 +26,6 @@ constexpr std::size_t kBlockShared = 48 * 1024;
 
 inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
 
-TESSERA_HOST_DEVICE inline int ipow(int b, int e) {
-  int r = 1;
-  for (int i = 0; i < e; ++i) r *= b;
-  return r;
-}
-
 /// What both kernels read and write: out(k, c, :) = A in(k, c, :) for every element k and
 /// component c, with the fine-side weights w(fidx(k, i)) applied to the input (restriction)
 /// or to the output (prolongation).

@@ -17,16 +17,10 @@ using cpu_detail::W;
 
 namespace {
 
-int power(int b, int e) {
-  int r = 1;
-  for (int i = 0; i < e; ++i) r *= b;
-  return r;
-}
-
 template <int Dim>
 void run(const char* label, const Exec& exec, index_t ne, int m, int n, const Mat& M, int nc, const double* in,
          double* out, const int* fidx, const double* w, bool scale_in, bool scale_out) {
-  const int ni = power(n, Dim), no = power(m, Dim), big = power(std::max(m, n), Dim);
+  const int ni = ipow(n, Dim), no = ipow(m, Dim), big = ipow(std::max(m, n), Dim);
   const index_t nb = (ne + W - 1) / W;
   detail::cpu_parallel_for(label, exec.backend, nb, [&](index_t b) {
     // per thread: the input, two partial contractions and the output of one batch
