@@ -46,4 +46,10 @@ void cuda_not_in_this_unit(const char* label) {
        "compiler; compile it as CUDA (CMake: tessera_cuda_sources(<files>)) or run on the openmp backend");
 }
 
+void gpu_only_on_cpu(const char* label, Backend backend) {
+  fail("team launch '", label, "': this kernel is compiled for the GPU only in CUDA builds (its functor declares "
+       "gpu_only), so it cannot run on the ", to_string(backend), " backend; pick a kernel that "
+       "team_runs_on_cpu allows there, or run on the cuda backend");
+}
+
 }  // namespace tessera::detail

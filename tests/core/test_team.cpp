@@ -148,6 +148,16 @@ struct SpillingSums {
   }
 };
 
+/// A functor compiled for the GPU alone in CUDA units (gpu_only): out(i) = 2 i + 1.
+struct GpuOnlyFill {
+  static constexpr bool gpu_only = true;
+  View<double, 1> out;
+  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
+    if (!ctx.valid()) return;
+    for (int x : ctx.threads_x(1)) out(ctx.item() + x) = 2.0 * static_cast<double>(ctx.item()) + 1;
+  }
+};
+
 /// team_matmul in a team launch: per item, out(item, o, c) = sum_k A(o, k) in(item, k, c) with
 /// A(o, k) = a[o * so + k * sk], in(item, k, c) at in[item * per_item + k * ks + c * cs], the
 /// input copied to shared memory first; results through a lambda (odd columns) or RowsOut
@@ -391,6 +401,34 @@ TEST_P(TeamTest, ItemRegionsOverSharedMemorySpillToDeviceMemory) {
     EXPECT_CONTAINS(msg, std::to_string(current_device().shared_per_block_optin));
     EXPECT_CONTAINS(msg, "common region");
   }
+}
+
+TEST_P(TeamTest, GpuOnlyFunctorsRunOnTheGpuOrWithoutCudaAndNameTheBackendElsewhere) {
+  // a CUDA build compiles gpu_only functors for the GPU alone; without CUDA they run on the CPU
+  EXPECT_EQ(team_runs_on_cpu<team_kernels::GpuOnlyFill>(), !cuda_compiled());
+  EXPECT_TRUE(team_runs_on_cpu<team_kernels::SpillingSums>());
+  const index_t items = 1000;
+  Teams t;
+  t.items = items;
+  t.items_per_block = 3;
+  t.threads = {32, 1, 1};
+  auto out = test::filled<double, 1>("out", {items}, space(), test::kNaN);
+  if (!on_gpu() && !team_runs_on_cpu<team_kernels::GpuOnlyFill>()) {
+    const std::string msg =
+        error_message([&] { launch("tests/gpu_only", exec(), t, team_kernels::GpuOnlyFill{out.view()}); });
+    EXPECT_CONTAINS(msg, "tests/gpu_only");
+    EXPECT_CONTAINS(msg, "GPU only");
+    EXPECT_CONTAINS(msg, to_string(exec().backend));
+    int touched = 0;  // nothing ran: every entry keeps its poison
+    for (double v : out.to_vector()) touched += !std::isnan(v);
+    EXPECT_EQ(touched, 0);
+    return;
+  }
+  launch("tests/gpu_only", exec(), t, team_kernels::GpuOnlyFill{out.view()});
+  const auto h = out.to_vector();
+  int wrong = 0;
+  for (index_t i = 0; i < items; ++i) wrong += h[static_cast<std::size_t>(i)] != 2.0 * static_cast<double>(i) + 1;
+  EXPECT_EQ(wrong, 0);
 }
 
 TEST_P(TeamTest, LaunchValidation) {

@@ -109,9 +109,20 @@ void forall(const char* label, const Exec& exec, const Bounds<N>& bounds, const 
       [] {});
 }
 
+/// Whether a team launch of F from this translation unit can run on the CPU backends: false
+/// for a functor that declares gpu_only (team.hpp) in a unit that nvcc compiles.
+template <class F>
+constexpr bool team_runs_on_cpu() {
+#if defined(TESSERA_CUDA_DISPATCH)
+  return !detail::team_gpu_only<F>();
+#else
+  return true;
+#endif
+}
+
 /// Team launch: `f(TeamContext&)` runs for every item; see team.hpp for the rules.
 /// Throws tessera::Error naming the label when the threads or the shared memory exceed
-/// what the device allows.
+/// what the device allows, or when exec is a CPU backend and team_runs_on_cpu<F>() is false.
 template <class F>
 void launch(const char* label, const Exec& exec, const Teams& t, const F& f) {
   TESSERA_REQUIRE(t.items >= 0, "team launch '", label, "': negative item count ", t.items);
@@ -121,7 +132,11 @@ void launch(const char* label, const Exec& exec, const Teams& t, const F& f) {
                   "': thread extents must be >= 1 (got ", t.threads.x, "x", t.threads.y, "x", t.threads.z, ")");
   if (t.items == 0) return;
   detail::dispatch(
-      label, exec, [&] { detail::cpu_team_launch(label, exec.backend, t, f); },
+      label, exec,
+      [&] {
+        if constexpr (team_runs_on_cpu<F>()) detail::cpu_team_launch(label, exec.backend, t, f);
+        else detail::gpu_only_on_cpu(label, exec.backend);
+      },
       [&] {
 #if defined(TESSERA_CUDA_DISPATCH)
         detail::cuda_team_launch(label, t, f);

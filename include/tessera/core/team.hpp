@@ -29,6 +29,13 @@
 /// the sizes no shared-memory layout can hold (the operators at the highest orders), not a
 /// default. Such a functor cannot also declare max_registers.
 ///
+/// GPU-only functors: one that declares `static constexpr bool gpu_only = true` is compiled for
+/// the GPU alone in translation units that nvcc compiles: its CPU team loop is not
+/// instantiated there (for large kernel bodies that loop is about half of the unit's compile
+/// time), and launching it on a CPU backend from such a unit throws tessera::Error. In builds
+/// without CUDA it runs on the CPU as any functor. Callers ask team_runs_on_cpu<F>() (forall.hpp)
+/// and pick another kernel for the CPU backends where it is false.
+///
 /// Shared-memory layout: the common region first, then one region per item; each region
 /// starts at a 128-byte boundary and each buffer carved from it at a 16-byte boundary
 /// (SharedLayout computes the same sizes). CUDA: dynamic shared memory, raised above the
@@ -120,6 +127,13 @@ constexpr int team_register_limit() {
 template <class F>
 constexpr bool team_items_may_spill() {
   if constexpr (requires { F::items_may_spill; }) return F::items_may_spill;
+  else return false;
+}
+
+/// F::gpu_only, or false.
+template <class F>
+constexpr bool team_gpu_only() {
+  if constexpr (requires { F::gpu_only; }) return F::gpu_only;
   else return false;
 }
 

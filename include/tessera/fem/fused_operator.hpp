@@ -52,7 +52,10 @@ struct FusedOperatorOptions {
   int elements_per_item = 0;
   /// Read the tuning cache (`tessera tune operators`) for the elements per item and per block.
   bool use_tuning_cache = true;
-  /// The kernels that may serve (the plan's by default; for comparisons).
+  /// The kernels that may serve (the plan's by default; for comparisons). In a CUDA build the
+  /// hexahedron kernels with compile-time sizes are compiled for the GPU only: on the CPU
+  /// backends (whose default path is the batched kernel, OperatorKernelChoice::cpu_batched) the
+  /// team kernels then run the run-time-size kernel, as with bound = 0.
   OperatorKernelChoice kernels{};
 };
 
@@ -67,6 +70,7 @@ class FusedOperator : public interp_detail::ElementBase {
 
   // geometry(), exec(), num_elements(), nodes_per_element(), num_points(), components(), dim(),
   // space_dim(), order(), restriction(): ElementBase's
+  /// The options, with the kernel choice that serves exec() (see FusedOperatorOptions::kernels).
   const FusedOperatorOptions& options() const { return opt_; }
 
   /// y += A x on this geometry's elements in one launch (gather, interpolation, the point-wise

@@ -31,6 +31,7 @@ using ia::kSharedTableBytes;
 FusedOperator::FusedOperator(const H1Space& space, Geometry g, const QuadratureRule& rule, Exec exec,
                              FusedOperatorOptions options)
     : ElementBase("fem::FusedOperator", space, g, rule, exec), opt_(options) {
+  opt_.kernels = ia::operator_choice_for(options.kernels, exec);
   TESSERA_REQUIRE(options.elements_per_item >= 0, "fem::FusedOperator: elements_per_item must be >= 0 (0 = auto), got ",
                   options.elements_per_item);
 }

@@ -10,6 +10,9 @@ namespace tessera::fem::interp_detail {
 // Named functors (not lambdas) so that the thread limit of each kernel can be queried.
 // The run-time-size kernels (QuadOperator, HexOperator<..., 0>) may keep their element
 // buffers in device memory where shared memory cannot hold them (operator_may_spill).
+// The hexahedron kernels with sizes or bounds fixed at compile time are gpu_only (core/team.hpp):
+// in CUDA builds they are compiled for the GPU alone, and the CPU backends' team path runs the
+// run-time-size kernel (operator_choice_for); builds without CUDA run them on the CPU.
 template <bool Diffusion, bool OnTheFly>
 struct QuadOperator {
   static constexpr bool items_may_spill = true;
@@ -20,7 +23,7 @@ template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal = false>
 struct HexOperator {
   using Policy = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>;
   static constexpr int max_registers = Policy::max_registers;
-  static constexpr bool items_may_spill = MaxN == 0;
+  static constexpr bool items_may_spill = MaxN == 0, gpu_only = MaxN > 0;
   Args a;
   /// The line kernel's 1-D tables (launch_operator fills them), in the kernel's parameters
   struct NoTables {};
@@ -37,7 +40,7 @@ struct HexOperator {
 /// element on the GPU.
 template <bool OnTheFly, int MaxK>
 struct HexMassMatmul {
-  static constexpr bool matmul = true;
+  static constexpr bool matmul = true, gpu_only = true;
   Args a;
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { hex_mass_matmul<OnTheFly, MaxK>(ctx, a); }
 };
@@ -46,7 +49,7 @@ struct HexMassMatmul {
 /// thread per element.
 template <int N, bool Diffusion, bool OnTheFly>
 struct HexThreadElement {
-  static constexpr bool thread_element = true, stages_evector = false, bulk = false;
+  static constexpr bool thread_element = true, stages_evector = false, bulk = false, gpu_only = true;
   static constexpr int global_block = 0;
   Args a;
   ThreadElementTables<N> t{};  // launch_operator fills them
@@ -58,7 +61,7 @@ struct HexThreadElement {
 /// conflicted, those of 48 at N = 2 would be 16-way.
 template <int N, bool OnTheFly>
 struct HexThreadElementNodal {
-  static constexpr bool thread_element = true, stages_evector = true, bulk = !OnTheFly && N == 3;
+  static constexpr bool thread_element = true, stages_evector = true, bulk = !OnTheFly && N == 3, gpu_only = true;
   // on the fly at N = 3: 256. H100, 8M DOFs, two rounds against the rule's 64: BP5 1.06x, BP6
   // 1.11x; not element by element (BK5 1.07x, BK6 0.96x); 256 for the other on-the-fly thread
   // kernels lost (p = 2 mass BP1 0.98x, p = 1 0.84-0.93x) (docs/benchmarks/operators.md)
@@ -80,7 +83,7 @@ template <int N, bool OnTheFly>
 struct HexColumnNodal {
   static constexpr int bound = N <= 4 ? 4 : 6;
   using Policy = HexPolicy<true, OnTheFly, bound, true>;
-  static constexpr bool column_tables = true;
+  static constexpr bool column_tables = true, gpu_only = true;
   static constexpr int max_registers = 0;
   Args a;
   ThreadElementTables<N> t{};  // launch_operator fills them
@@ -103,6 +106,14 @@ struct SimplexOperator {
   Args a;
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { simplex_operator<Diffusion, OnTheFly, Dim>(ctx, a); }
 };
+
+OperatorKernelChoice operator_choice_for(const OperatorKernelChoice& choice, const Exec& exec) {
+  if (exec.on_device() || team_runs_on_cpu<HexOperator<true, false, 8>>()) return choice;
+  OperatorKernelChoice c = choice;  // a CUDA build on a CPU backend: the kernels that run there
+  c.bound = 0;
+  c.matmul = false;
+  return c;
+}
 
 bool operator_exact_sizes(const OperatorKernelChoice& choice, Geometry g, bool diffusion, int nd1, int nq1, bool nodal) {
   if (g != Geometry::Hexahedron || choice.bound >= 0 || !choice.exact || operator_matmul(choice, g, diffusion, nd1, nq1))

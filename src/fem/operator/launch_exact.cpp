@@ -17,7 +17,7 @@ struct HexExact {
   // the points at the nodes at p = 3 run by lines at bound 4, where the bound's kernel does not
   static_assert((Policy::lines || (Nodal && MaxN == 4)) && N1 <= MaxN && M1 <= MaxN);
   static constexpr int max_registers = Policy::max_registers;
-  static constexpr bool items_may_spill = false;
+  static constexpr bool items_may_spill = false, gpu_only = true;  // launch.cpp's note on gpu_only
   /// The threads per item in x and y that the kernel's loops assume (item_lines<true>): at
   /// least the nodes and the points per direction.
   static constexpr int line_threads = N1 > M1 ? N1 : M1;

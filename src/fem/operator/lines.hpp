@@ -239,11 +239,12 @@ TESSERA_HOST_DEVICE inline void item_lines(const TeamContext& ctx, int ny, int n
   if constexpr (Once) {
     const int y = ctx.thread_y(), x = ctx.thread_x();
     if (y < ny && x < nx) f(y, x);
-    return;
-  }
+  } else
 #endif
-  for (int y : ctx.threads_y(ny))
-    for (int x : ctx.threads_x(nx)) f(y, x);
+  {
+    for (int y : ctx.threads_y(ny))
+      for (int x : ctx.threads_x(nx)) f(y, x);
+  }
 }
 
 /// Whether a line kernel with its sizes fixed at compile time runs its thread loops as one pass

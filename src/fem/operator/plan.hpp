@@ -8,6 +8,12 @@
 
 namespace tessera::fem::interp_detail {
 
+/// The choice that serves exec: `choice` itself, except in a CUDA build on a CPU backend, where
+/// the hexahedron kernels with compile-time sizes or bounds are not compiled for the CPU
+/// (gpu_only, core/team.hpp): there bound = 0 (the run-time-size kernel) and no matrix products.
+/// FusedOperator keeps this choice, so that every query below answers for the kernel that runs.
+OperatorKernelChoice operator_choice_for(const OperatorKernelChoice& choice, const Exec& exec);
+
 /// The smallest hexahedron bucket bound (4, 6, ..., 16) that holds n nodes or points per
 /// direction, 0 past 16 (operator_bound without its TESSERA_OPERATOR_BOUND override).
 TESSERA_HOST_DEVICE constexpr int hex_bound_for(int n) { return n <= 4 ? 4 : n <= 16 ? (n + 1) / 2 * 2 : 0; }

@@ -19,6 +19,9 @@ namespace tessera::detail {
 /// The error for a CUDA launch from a translation unit that nvcc did not compile.
 [[noreturn]] void cuda_not_in_this_unit(const char* label);
 
+/// The error for a team launch of a GPU-only functor (team.hpp) on a CPU backend.
+[[noreturn]] void gpu_only_on_cpu(const char* label, Backend backend);
+
 /// Runs `cpu()` or `gpu()` for exec's backend; `gpu` is called only in CUDA units.
 template <class Cpu, class Gpu>
 void dispatch(const char* label, const Exec& exec, const Cpu& cpu, const Gpu& gpu) {
