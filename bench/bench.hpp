@@ -80,7 +80,7 @@ struct BpOptions {
   bool collapsed = false;            ///< triangles, tetrahedra: the collapsed Gauss-Jacobi rules instead of the symmetric ones
   double perturb = 0;                ///< box mesh: random vertex displacement, a fraction of the element size (generate_mesh's perturb)
   int points_extra = 2;              ///< BP1-BP4 on quadrilaterals, hexahedra: q = p + points_extra Gauss points per direction (2: the CEED problems)
-  bool full_geometry = false;        ///< CPU: factors at every point even on affine elements (OperatorOptions::compress_geometry = false)
+  bool full_geometry = false;        ///< factors at every point even on affine elements (OperatorOptions::compress_geometry = false)
   bool tune = false;                 ///< sweep elements per block and store the best (tune operators)
   std::string cache;                 ///< tuning cache file (tune)
   std::string json;

@@ -9,6 +9,9 @@
 // Roofline bytes per apply (DESIGN.md), F factors per point (mass 1; diffusion 6 in 3-D, 3 in
 // 2-D), index maps 4 bytes per element node:
 //   BP stored:     elements * q^dim * 8 * F + elements * nd * 4 + DOFs * 16
+//   BP stored, compressed (affine mesh, compress_geometry; the team kernels that read one
+//   factor per element): elements * 8 * F + q^dim * 8 + elements * nd * 4 + DOFs * 16
+//   (the CPU's batched kernel: the factors it keeps, per element or per point by batch)
 //   BP on the fly: elements * vertices * dim * 8 + elements * nd * 4 + DOFs * 16
 //   BK:            elements * nd * components * 16 + (stored) elements * q^dim * 8 * F
 //                  or (on the fly) elements * vertices * dim * 8
@@ -205,9 +208,13 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
           // (the element-level apply of bench bk runs the team kernels: no batched figures)
           const auto cpu = opt.element ? fem::H1Operator::CpuKernelInfo{} : A.cpu_kernel();
           const bool batched = cpu.batched_elements > 0 && cpu.batched_elements == ne;  // every element
-          const double geo_bytes = batched ? double(cpu.geometry_bytes)  // on the fly: the maps' coefficients
-                                   : otf   ? ne * nv * dim * 8.0
-                                           : ne * nq * 8.0 * factors;
+          // the team kernels (GPU) with compressed geometry: one factor per element and the weights
+          const index_t compressed = batched ? cpu.compressed_elements : A.compressed_elements();
+          const bool team_compressed = !batched && !otf && compressed == ne && ne > 0;
+          const double geo_bytes = batched         ? double(cpu.geometry_bytes)  // on the fly: the maps' coefficients
+                                   : otf             ? ne * nv * dim * 8.0
+                                   : team_compressed ? ne * 8.0 * factors + nq * 8.0
+                                                     : ne * nq * 8.0 * factors;
           const double bytes = opt.element ? ne * nd * pr.components() * 16.0 + geo_bytes
                                            : geo_bytes + ne * nd * 4.0 + ndofs * 16.0;
           // E-vectors for BK, filled by gathering x.
@@ -303,7 +310,8 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
               << (batched
                       ? "batched x" + std::to_string(cpu.lanes) + ", " +
                             std::to_string(int(100.0 * cpu.compressed_elements / std::max<index_t>(ne, 1) + 0.5)) + "% compressed"
-                  : fused ? std::to_string(epb) + " (" + src + "), " + std::to_string(kpi) + " per item (" + ksrc + ")"
+                  : fused ? std::to_string(epb) + " (" + src + "), " + std::to_string(kpi) + " per item (" + ksrc + ")" +
+                                (team_compressed ? ", compressed" : "")
                           : std::string("composed"))
               << " | "
               << std::setprecision(3) << t << " | " << sig3(gdofs) << " | " << std::setprecision(1)
@@ -321,7 +329,7 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
                            {"fraction_of_roofline", gdofs / roof}, {"copy_gbs", copy_gbs},
                            {"roofline_gbs", ref_gbs}, {"perturb", opt.perturb},
                            {"cpu_batched_lanes", batched ? cpu.lanes : 0},
-                           {"compressed_elements", cpu.compressed_elements},
+                           {"compressed_elements", compressed},
                            {"cpu_shared_batches", cpu.shared_batches}, {"cpu_colours", cpu.colours}};
           if (!opt.element && opt.cg_iters > 0) {
             // Jacobi CG for a fixed number of iterations (tolerance 0), all vectors on the device.

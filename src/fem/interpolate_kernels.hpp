@@ -55,7 +55,8 @@ struct Args {
   bool tables_shared = true;    // simplex: tables copied to shared memory
   int chunk = 1;                // forward kernels: elements per item, processed one after the other
   const double* qdata = nullptr;  // fused operators: w det J (ne, nq) or D (ne, dim (dim + 1) / 2, nq)
-  const double* wq = nullptr;     // fused operators, on-the-fly geometry: the rule's weights (nq)
+  const double* wq = nullptr;     // fused operators, on-the-fly geometry or element_factors: the rule's weights (nq)
+  bool element_factors = false;   // fused operators, stored: qdata holds one factor per element (ne, nf), without w
   double* y_out = nullptr;        // fused operators: global vector added into (stored into from owned_from on)
   bool concurrent = true;         // fused operators: atomic additions needed (not on the serial backend)
   int owned_from = 2147483647;    // fused operators: global nodes from this id on belong to one element (stored, not added)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -271,9 +272,24 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
     if (cpu_batched)
       batched = cpu_detail::make_batched(mesh, op->restriction(), g, p, rule, !mass, stored, exec,
                                          opt_.compress_geometry, opt_.kernels.exact, 64, otf);
-    if (!batched && !otf)
-      gf = stored();
-    else if (!fused_part)
+    // The team kernels (GPU; CPU with cpu_batched = false) with compressed geometry: one factor
+    // per element where every element is affine and the kernel that serves reads them
+    // (FusedOperator::reads_element_factors); otherwise the factors at every point.
+    Array<double, 2> element_factors;
+    if (!batched && !otf && fused_part && opt_.compress_geometry && op->reads_element_factors(!mass, false)) {
+      std::vector<double> factor;
+      std::vector<std::uint8_t> affine;
+      const index_t ne = op->num_elements();
+      if (ne > 0 && cpu_detail::affine_element_factors(mesh, op->restriction(), g, !mass, factor, affine) == ne) {
+        const index_t nf = index_t(factor.size()) / ne;
+        Array<double, 2> h("operator_element_factors", {ne, nf});
+        std::copy(factor.begin(), factor.end(), h.data());
+        element_factors = exec.on_device() ? h.to_device() : std::move(h);
+      }
+    }
+    if (!batched && !otf) {
+      if (element_factors.size() == 0) gf = stored();
+    } else if (!fused_part)
       gf = geometric_factors(mesh, g, rule, exec, GeometricFactorFlags::WDetJ);
     else if (!batched)
       op->prepare(true);  // gathers the vertices once; names an inverted element
@@ -284,7 +300,7 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
     QuadratureData qd = fused_part ? QuadratureData{} : interp->allocate(what);
     parts_.push_back(Part{std::move(op), std::move(interp), rule, std::move(gf),
                           exec.on_device() ? t.B.to_device() : t.B, exec.on_device() ? t.G.to_device() : t.G,
-                          std::move(qd), std::move(batched), {}, {}});
+                          std::move(qd), std::move(batched), std::move(element_factors), {}, {}});
   }
   TESSERA_REQUIRE(!parts_.empty(), "fem::H1Operator: the mesh has no triangles, quadrilaterals, tetrahedra or "
                                    "hexahedra of its dimension");
@@ -326,7 +342,10 @@ void H1Operator::apply(View<const double, 1> x, View<double, 1> y) const {
       continue;
     }
     if (part.fused()) {
-      const double* qdata = otf ? nullptr : diffusion ? part.gf.D.data() : part.gf.wdetJ.data();
+      const double* qdata = otf                             ? nullptr
+                            : part.element_factors.size() > 0 ? part.element_factors.data()
+                            : diffusion                       ? part.gf.D.data()
+                                                              : part.gf.wdetJ.data();
       part.op->apply(plan_of(part, false), qdata, x, y, scatter);
       continue;
     }
@@ -347,7 +366,8 @@ void H1Operator::apply_element(View<const double, 3> xe, View<double, 3> ye) con
   const bool diffusion = kind_ == OperatorKind::Diffusion;
   // The batched kernel released the stored factors: computed again at the first element-level
   // apply and kept for the next ones.
-  if (part.batched && !otf && (diffusion ? part.gf.D.size() : part.gf.wdetJ.size()) == 0)
+  if ((part.batched || part.element_factors.size() > 0) && !otf &&
+      (diffusion ? part.gf.D.size() : part.gf.wdetJ.size()) == 0)
     part.gf = geometric_factors(*mesh_, part.op->geometry(), part.rule, exec_,
                                 diffusion ? GeometricFactorFlags::D : GeometricFactorFlags::WDetJ);
   const GeometricFactors& gf = part.gf;
@@ -357,9 +377,11 @@ void H1Operator::apply_element(View<const double, 3> xe, View<double, 3> ye) con
 
 const OperatorPlan& H1Operator::plan_of(const Part& part, bool element) const {
   std::optional<OperatorPlan>& p = element ? part.element_plan : part.plan;
-  if (!p)
+  if (!p) {
     p = part.op->plan(kind_ == OperatorKind::Diffusion, opt_.geometry == GeometrySource::OnTheFly, element,
                       opt_.elements_per_block);
+    p->element_factors = !element && part.element_factors.size() > 0;  // apply_element reads gf
+  }
   return *p;
 }
 
@@ -417,6 +439,13 @@ void H1Operator::set_elements_per_block(int epb) {
   TESSERA_REQUIRE(epb >= 0, "fem::H1Operator: elements per block must be >= 0 (0: automatic), got ", epb);
   opt_.elements_per_block = epb;
   for (Part& p : parts_) p.forget_plans();
+}
+
+index_t H1Operator::compressed_elements() const {
+  index_t n = 0;
+  for (const Part& part : parts_)
+    n += part.batched ? part.batched->compressed_elements() : part.element_factors.extent(0);
+  return n;
 }
 
 H1Operator::CpuKernelInfo H1Operator::cpu_kernel() const {

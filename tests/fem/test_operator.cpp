@@ -823,6 +823,83 @@ TEST(OperatorKernelChoiceTest, FromEnvironmentReadsTheSwitchesAndRefusesBadValue
   }
 }
 
+/// A box of hexahedra sheared into parallelepipeds (affine maps, every Jacobian entry nonzero).
+Mesh sheared_box(const std::string& spec) {
+  Mesh m = generate_mesh(spec);
+  auto X = m.coordinates();
+  for (std::size_t v = 0; v + 2 < X.size(); v += 3) {
+    const double x = X[v], y = X[v + 1], z = X[v + 2];
+    X[v] = x + 0.3 * y - 0.2 * z, X[v + 1] = y + 0.1 * z, X[v + 2] = 0.5 * z + 0.25 * x;
+  }
+  return m;
+}
+
+TEST_P(OperatorTest, CompressedGeometryOnTheTeamKernelsEqualsThePerPointFactors) {
+  // compress_geometry on the team kernels (the GPU's; on the CPU backends of builds without
+  // CUDA the same instances, where the CPU runs them: Gauss p >= 6, Gauss-Lobatto p >= 3): one
+  // factor per element where every element is affine and the kernel reads it.
+  // Against the same operator with the factors at every point: the same sums with each factor
+  // rounded once instead of computed at each point, so equal to 1e-14 of the largest entry.
+  // p = 1..8, Gauss (q = p + 2) and Gauss-Lobatto points, 1 and 3 components; a sheared box
+  // (general packed factors; 7 x 5 x 3 elements over several blocks with a partial last one)
+  // and a box of quadrilaterals (p <= 6, one component: one kernel serves them all).
+  const Mesh hex = sheared_box("box:hex:7x5x3");
+  const Mesh quad = generate_mesh("box:quad:5x4");
+  const auto max_entry = [](const std::vector<double>& v) { return max_abs(v); };
+  for (const Mesh* mesh : {&hex, &quad})
+    for (int p = 1; p <= 8; ++p)
+      for (bool gll : {false, true})
+        for (int comps : {1, 3}) {
+          if (mesh == &quad && (p > 6 || comps > 1)) continue;  // quadrilaterals: the run-time kernel alone
+          SCOPED_TRACE(std::string(mesh == &hex ? "hex" : "quad") + " p=" + std::to_string(p) +
+                       (gll ? " Gauss-Lobatto" : " Gauss") + " c=" + std::to_string(comps));
+          const H1Space space(*mesh, p, comps);
+          OperatorOptions full = team_options();
+          if (gll) full.quadrature = QuadratureType::GaussLobatto;
+          full.compress_geometry = false;
+          OperatorOptions compressed = full;
+          compressed.compress_geometry = true;
+          const H1Operator A(space, OperatorKind::Diffusion, exec(), compressed);
+          const H1Operator B(space, OperatorKind::Diffusion, exec(), full);
+          EXPECT_EQ(B.compressed_elements(), 0);
+          // the compile-time-size instances that read them: on the GPU Gauss points at p >= 2,
+          // Gauss-Lobatto points at p = 3 (one component; several: the column kernel) and 6..8;
+          // on the CPU Gauss points from p = 6, Gauss-Lobatto points from p = 3 (one component)
+          if (mesh == &hex && compile_time_kernels_on(exec())) {
+            const bool columns = gll && comps > 1 && (p == 3 || p == 4);
+            const bool reads = exec().on_device() ? (gll ? (p == 3 && comps == 1) || p >= 6 : p >= 2)
+                                                  : (gll ? p >= 3 && !columns : p >= 6);
+            EXPECT_EQ(A.compressed_elements(), reads ? mesh->num_elements() : 0);
+          }
+          const auto xh = random_vector(std::size_t(space.num_dofs()), 11u + unsigned(p));
+          auto x = Array<double, 1>::from("x", std::span<const double>(xh), exec().space());
+          std::vector<std::vector<double>> ys;
+          for (const H1Operator* op : {&A, &B}) {
+            Array<double, 1> y("y", {space.num_dofs()}, exec().space());
+            y.fill(std::nan(""));
+            op->apply(x.cview(), y.view());
+            ys.push_back(to_vector(y));
+          }
+          const double tol = 1e-14 * max_entry(ys[1]);
+          for (std::size_t i = 0; i < ys[1].size(); ++i) ASSERT_NEAR(ys[0][i], ys[1][i], tol) << "row " << i;
+          // the element-level apply and the diagonal read the per-point factors: they still serve
+          if (mesh == &hex && p == 3) {
+            const auto d = to_vector(A.diagonal()), dref = to_vector(B.diagonal());
+            for (std::size_t i = 0; i < d.size(); ++i) ASSERT_NEAR(d[i], dref[i], 1e-14 * max_abs(dref)) << "diagonal " << i;
+            expect_element_apply_matches_global(space, OperatorKind::Diffusion, exec(), compressed);
+          }
+        }
+  // not on distorted elements, nor with one distorted element among affine ones
+  const Mesh distorted = distorted_mesh("box:hex:3x3x2:perturb=0.2");
+  Mesh almost = generate_mesh("box:hex:4x4x4");
+  auto X = almost.coordinates();
+  X[3 * std::size_t(almost.num_vertices() / 2)] += 0.05;  // an interior vertex: its 8 hexahedra
+  for (const Mesh* mesh : {&distorted, static_cast<const Mesh*>(&almost)}) {
+    const H1Space space(*mesh, 3);
+    EXPECT_EQ(H1Operator(space, OperatorKind::Diffusion, exec(), team_options()).compressed_elements(), 0);
+  }
+}
+
 TEST_P(OperatorTest, HighestOrdersIntegrateExactlyAndMatchTheSerialBackend) {
   // p = 12 on hexahedra takes the bound-14 kernel, p = 13 the bound-16 kernel, p = 16 (18
   // points) the run-time-size kernel; on the GPU the latter's element buffers (diffusion with

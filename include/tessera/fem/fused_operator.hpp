@@ -40,6 +40,11 @@ struct OperatorPlan {
   bool prefetch_qdata = false;            ///< stored point data prefetched into L2 a step ahead
   bool merged_lines = false;              ///< the Gauss diffusion line kernel's merged buffers
   bool tables_shared = false;             ///< simplices: the tables in shared memory
+  /// Stored geometry compressed: qdata holds one factor per element, (ne, nf) without the rule's
+  /// weight (det J, or the packed det J J^-1 J^-T), where every element's map is affine; the
+  /// kernel multiplies it by w_q at each point. Set by the caller (H1Operator with
+  /// OperatorOptions::compress_geometry) where reads_element_factors() holds; no L2 prefetch.
+  bool element_factors = false;
 };
 
 /// Options of a FusedOperator.
@@ -91,8 +96,14 @@ class FusedOperator : public interp_detail::ElementBase {
   /// place; epb <= 0 the rule's elements per block. Throws when epb elements per block need
   /// more shared memory than the device has (bounded kernels).
   OperatorPlan plan(bool diffusion, bool on_the_fly, bool element, int epb = 0) const;
+  /// Whether the kernel of the global apply (element: element by element) with stored data can
+  /// read one factor per element (OperatorPlan::element_factors): hexahedron diffusion by the
+  /// compile-time-size kernels, which have instances for it. On the GPU: Gauss points (q = p + 2)
+  /// at p = 2..10; Gauss-Lobatto points at p = 3 (one component) and 6..9. Not the other
+  /// kernels (mass, p = 1, the buckets, the run-time-size kernel, quadrilaterals, simplices).
+  bool reads_element_factors(bool diffusion, bool element) const;
   /// apply and apply_element as planned (plan.on_the_fly: qdata must be nullptr; plan.element
-  /// must match the call).
+  /// must match the call; plan.element_factors: qdata (ne, nf), reads_element_factors must hold).
   void apply(const OperatorPlan& plan, const double* qdata, View<const double, 1> x, View<double, 1> y,
              OperatorScatter scatter = OperatorScatter::Add) const;
   void apply_element(const OperatorPlan& plan, const double* qdata, View<const double, 3> xe,
@@ -116,6 +127,7 @@ class FusedOperator : public interp_detail::ElementBase {
   /// checks the elements (throws naming an inverted one); the first on-the-fly apply does it.
   /// Nothing for stored data.
   void prepare(bool on_the_fly) const;
+  void check_element_factors(const OperatorPlan& plan) const;
 
   /// The tuning-cache key, e.g.
   /// "operator/hexahedron/p3/q125/c1/diffusion/stored/global/rev2/kauto" ("/rev<r>": the
@@ -168,7 +180,8 @@ class FusedOperator : public interp_detail::ElementBase {
 
   FusedOperatorOptions opt_;
   mutable Array<double, 3> X_;   // vertex coordinates (ne, nv, sdim), on-the-fly geometry
-  mutable Array<double, 1> wq_;  // the rule's weights (nq), on-the-fly geometry
+  mutable Array<double, 1> wq_;  // the rule's weights (nq), on-the-fly geometry and element factors
+  const double* weights() const;  // wq_, filled at the first call
   mutable std::array<int, 8> epb_{};  // by (diffusion, on the fly, element)
   mutable std::array<std::string, 8> epb_source_;
   mutable std::array<int, 8> k_{};    // elements per item, by the same

@@ -83,11 +83,14 @@ struct OperatorOptions {
   /// The fused kernels that may serve (the plan's by default; for comparisons, see
   /// OperatorKernelChoice::from_environment).
   OperatorKernelChoice kernels{};
-  /// CPU backends, quadrilaterals and hexahedra with stored geometry: store the factor once per
-  /// element (det J, or det J J^-1 J^-T; its diagonal on axis-aligned elements) where the
+  /// Quadrilaterals and hexahedra with stored geometry: store the factor once per element (det
+  /// J, or det J J^-1 J^-T; on the CPU its diagonal on axis-aligned elements) where the
   /// element's map is affine, instead of at every point (the same operator up to rounding;
-  /// 6 numbers instead of 6 q^3 per hexahedron). Curved meshes and distorted elements keep
-  /// the per-point factors.
+  /// 6 numbers instead of 6 q^3 per hexahedron). CPU backends: per element, in the batched
+  /// kernel. GPU (the team kernels): where every element of the mesh is affine and the kernel
+  /// reads them (diffusion with Gauss points at p = 2..10, Gauss-Lobatto points at p = 3 on one
+  /// component and 6..9; FusedOperator::reads_element_factors).
+  /// Curved meshes and distorted elements keep the per-point factors.
   bool compress_geometry = true;
 };
 
@@ -157,6 +160,11 @@ class H1Operator {
     double vector_access_share = 0;
   };
   CpuKernelInfo cpu_kernel() const;
+  /// Elements whose stored geometry is one factor per element instead of one per point
+  /// (compress_geometry): the batched CPU kernel's affine elements, and on the team kernels
+  /// (the GPU) every element of a part whose elements are all affine and whose kernel reads
+  /// them (FusedOperator::reads_element_factors). 0 on the fly and on curved meshes.
+  index_t compressed_elements() const;
   /// The diagonal of A (computed element by element, not assembled): on quadrilaterals and
   /// hexahedra by sum factorization (per pair of directions a <= b, D_ab at the points
   /// contracted with products of the 1-D value and derivative tables, one direction at a
@@ -180,6 +188,10 @@ class H1Operator {
     /// instead of the fused team kernel; then gf is released, and filled again by the first
     /// apply_element (which the batched kernel does not serve).
     std::shared_ptr<const cpu_detail::BatchedOperator> batched;
+    /// The team kernels with compressed geometry (OperatorOptions::compress_geometry): one factor
+    /// per element (ne, nf) in exec's space where every element is affine; gf stays empty then
+    /// (filled by the first apply_element, which reads the per-point factors).
+    Array<double, 2> element_factors;
     /// The fused kernel's launch plans (global apply, element by element), made at the first
     /// apply of each kind and kept until the elements per item or block change.
     mutable std::optional<OperatorPlan> plan, element_plan;

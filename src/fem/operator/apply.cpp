@@ -42,11 +42,29 @@ void FusedOperator::prepare(bool on_the_fly) const {
                   " elements needs a mesh of space dimension ", dim_, " (this mesh has ", sdim_,
                   "); use stored quadrature data for embedded elements");
   if (X_.size() == 0) X_ = ia::element_vertices(*mesh_, geom_, tables_->rule, exec_);
+  (void)weights();
+}
+
+const double* FusedOperator::weights() const {
   if (wq_.size() == 0) {
     Array<double, 1> w("operator_weights", {nq_});
     for (int q = 0; q < nq_; ++q) w(q) = tables_->rule.weights(q);
     wq_ = exec_.on_device() ? w.to_device() : w;
   }
+  return wq_.data();
+}
+
+bool FusedOperator::reads_element_factors(bool diffusion, bool element) const {
+  return tensor_ && ia::operator_element_factors(opt_.kernels, exec_, geom_, diffusion, nd1_, nq1_, nodal_points_, comps_,
+                                                 element);
+}
+
+/// The plan's element factors: stored data only, and a kernel that reads them.
+void FusedOperator::check_element_factors(const OperatorPlan& plan) const {
+  TESSERA_REQUIRE(!plan.element_factors || (!plan.on_the_fly && reads_element_factors(plan.diffusion, plan.element)),
+                  "fem::FusedOperator::apply: the plan asks for one factor per element (element_factors), but ",
+                  plan.on_the_fly ? "the geometry is computed on the fly"
+                                  : "the kernel for these sizes reads per-point data (reads_element_factors() is false)");
 }
 
 void FusedOperator::apply(bool diffusion, const double* qdata, View<const double, 1> x, View<double, 1> y,
@@ -62,6 +80,7 @@ void FusedOperator::apply(const OperatorPlan& plan, const double* qdata, View<co
                                                                                : "stored point data, but none was given");
   check_vector(exec_, "FusedOperator::apply", "input vector", x.data(), x.size(), index_t(comps_) * nn_);
   check_vector(exec_, "FusedOperator::apply", "output vector", y.data(), y.size(), index_t(comps_) * nn_);
+  check_element_factors(plan);
   TESSERA_REQUIRE(scatter == OperatorScatter::Add || stores_exclusive(plan.diffusion),
                   "fem::FusedOperator::apply: OperatorScatter::StoreExclusive with a kernel that adds every "
                   "entry (", name(geom_), " p = ", p_, ", ", comps_, " component(s)); use OperatorScatter::Add");
@@ -86,6 +105,7 @@ void FusedOperator::apply_element(const OperatorPlan& plan, const double* qdata,
                   "fem::FusedOperator::apply_element: the plan is for ", plan.element ? "" : "the global apply",
                   plan.on_the_fly == (qdata == nullptr) ? "" : plan.on_the_fly ? "on-the-fly geometry, but point data was given"
                                                                                : "stored point data, but none was given");
+  check_element_factors(plan);
   const auto check = [&](const char* what, index_t e0, index_t e1, index_t e2, const void* data, index_t size) {
     if (e0 != ne_ || e1 != comps_ || e2 != nd_)
       fail("fem::FusedOperator::apply_element (", name(geom_), "): the ", what, " E-vector has extents (",
@@ -158,7 +178,11 @@ void FusedOperator::run(const OperatorPlan& pl, const double* qdata, const doubl
     a.tables_shared = pl.tables_shared;
   }
   if (!pl.element && scatter == OperatorScatter::StoreExclusive) a.owned_from = static_cast<int>(exclusive_from_);
-  a.prefetch_qdata = pl.prefetch_qdata;
+  a.prefetch_qdata = pl.prefetch_qdata && !pl.element_factors;
+  if (pl.element_factors) {
+    a.element_factors = true;
+    a.wq = weights();
+  }
   a.merged_lines = pl.merged_lines;
   a.chunk = pl.elements_per_item;
   if (ne_ == 0) return;

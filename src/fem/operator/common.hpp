@@ -93,11 +93,18 @@ TESSERA_INTERP_UNROLL
     }
 }
 
-template <int Dim, bool Diffusion, bool OnTheFly>
+/// ElementFactors (stored, Args::element_factors; instances of their own, so that the kernels
+/// reading per-point data keep their code): w_q times the element's one factor, (ne, NF).
+template <int Dim, bool Diffusion, bool OnTheFly, bool ElementFactors = false>
 TESSERA_HOST_DEVICE inline void point_factor(const Args& a, index_t e, int q, const double* Xc, const double* xi,
                                              double* F) {
   constexpr int NF = Diffusion ? Dim * (Dim + 1) / 2 : 1;
-  if constexpr (!OnTheFly) {
+  if constexpr (ElementFactors) {
+    static_assert(!OnTheFly);
+    const double w = a.wq[q];
+TESSERA_INTERP_UNROLL
+    for (int k = 0; k < NF; ++k) F[k] = w * a.qdata[e * NF + k];
+  } else if constexpr (!OnTheFly) {
 TESSERA_INTERP_UNROLL
     for (int k = 0; k < NF; ++k) F[k] = a.qdata[(e * NF + k) * a.nq + q];
   } else {

@@ -131,6 +131,15 @@ enum class Geometry;
 
 namespace tessera::fem::cpu_detail {
 
+/// One factor per element where the element's map is affine (operator/cpu_setup.cpp): det J
+/// for mass, the packed det J J^-1 J^-T for diffusion, without the rule's weight, into factor
+/// (ne, nf), with affine[e] = 1 for those elements (the first-order straight-sided elements
+/// whose Jacobian is the same at every corner to 1e-14 relative; every straight-sided simplex).
+/// Returns how many of them have det J > 0. Curved and embedded meshes: empty, 0. Used by the
+/// batched kernel and by H1Operator's compressed geometry for the team kernels.
+index_t affine_element_factors(const Mesh& mesh, const ElementRestriction& r, Geometry g, bool diffusion,
+                               std::vector<double>& factor, std::vector<std::uint8_t>& affine);
+
 /// The batched operator of a part of H1Operator (operator/cpu_setup.cpp): stored factors from
 /// `factors` (wdetJ for mass, D for diffusion, host; called only when some element is not
 /// compressed, or is inverted) on the elements of restriction r (geometry g, order

@@ -44,6 +44,46 @@ bool affine_jacobian(const Mesh& mesh, index_t id, int dim, Mat& J) {
 
 }  // namespace
 
+index_t affine_element_factors(const Mesh& mesh, const ElementRestriction& r, Geometry g, bool diffusion,
+                               std::vector<double>& factor, std::vector<std::uint8_t>& affine) {
+  factor.clear();
+  affine.clear();
+  const int dim = fem::dim(g);
+  if (mesh.has_nodes() || mesh.space_dim() != dim || g == Geometry::Segment) return 0;
+  const bool tensor = is_tensor(g);
+  const int nf = diffusion ? dim * (dim + 1) / 2 : 1;
+  const index_t ne = r.num_elements();
+  factor.assign(std::size_t(ne) * nf, 0.0);
+  affine.assign(std::size_t(ne), 0);
+  index_t valid_affine = 0;
+  const auto& ids = r.element_ids();
+  for (index_t e = 0; e < ne; ++e) {
+    Mat J;
+    if (tensor && !affine_jacobian(mesh, ids[std::size_t(e)], dim, J)) continue;
+    if (!tensor) {  // a straight-sided simplex: J is constant
+      const std::array<double, 3> xi{0.25, 0.25, 0.25};
+      J = mesh.jacobian(ids[std::size_t(e)], std::span<const double>(xi.data(), std::size_t(dim)));
+    }
+    double Jm[3][3] = {}, Ji[3][3] = {};
+    for (int a = 0; a < dim; ++a)
+      for (int b = 0; b < dim; ++b) Jm[a][b] = J[std::size_t(a)][std::size_t(b)];
+    double* f = factor.data() + std::size_t(e) * nf;
+    const double det = dim == 2 ? interp_detail::determinant<2>(Jm) : interp_detail::determinant<3>(Jm);
+    if (!diffusion) {
+      f[0] = det;
+    } else if (dim == 2) {
+      interp_detail::invert<2>(Jm, Ji);
+      interp_detail::packed_metric<2>(Ji, det, f);
+    } else {
+      interp_detail::invert<3>(Jm, Ji);
+      interp_detail::packed_metric<3>(Ji, det, f);
+    }
+    affine[std::size_t(e)] = 1;
+    valid_affine += det > 0;
+  }
+  return valid_affine;
+}
+
 std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const ElementRestriction& r, Geometry g, int p,
                                                     const QuadratureRule& rule_in, bool diffusion,
                                                     const std::function<GeometricFactors()>& factors, const Exec& exec,
@@ -104,37 +144,12 @@ std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const Elem
   std::vector<double> factor;
   std::vector<std::uint8_t> affine;
   index_t valid_affine = 0;  // affine elements with det J > 0
-  if ((compress || on_the_fly) && !mesh.has_nodes() && mesh.space_dim() == dim) {
-    const index_t ne = in.ne;
-    factor.assign(std::size_t(ne) * nf, 0.0);
-    affine.assign(std::size_t(ne), 0);
-    const auto& ids = r.element_ids();
-    for (index_t e = 0; e < ne; ++e) {
-      Mat J;
-      if (tensor && !affine_jacobian(mesh, ids[std::size_t(e)], dim, J)) continue;
-      if (!tensor) {  // a straight-sided simplex: J is constant
-        const std::array<double, 3> xi{0.25, 0.25, 0.25};
-        J = mesh.jacobian(ids[std::size_t(e)], std::span<const double>(xi.data(), std::size_t(dim)));
-      }
-      double Jm[3][3] = {}, Ji[3][3] = {};
-      for (int a = 0; a < dim; ++a)
-        for (int b = 0; b < dim; ++b) Jm[a][b] = J[std::size_t(a)][std::size_t(b)];
-      double* f = factor.data() + std::size_t(e) * nf;
-      const double det = dim == 2 ? interp_detail::determinant<2>(Jm) : interp_detail::determinant<3>(Jm);
-      if (!diffusion) {
-        f[0] = det;
-      } else if (dim == 2) {
-        interp_detail::invert<2>(Jm, Ji);
-        interp_detail::packed_metric<2>(Ji, det, f);
-      } else {
-        interp_detail::invert<3>(Jm, Ji);
-        interp_detail::packed_metric<3>(Ji, det, f);
-      }
-      affine[std::size_t(e)] = 1;
-      valid_affine += det > 0;
+  if (compress || on_the_fly) {
+    valid_affine = affine_element_factors(mesh, r, g, diffusion, factor, affine);
+    if (!affine.empty()) {
+      in.element_factor = factor.data();
+      in.element_affine = affine.data();
     }
-    in.element_factor = factor.data();
-    in.element_affine = affine.data();
   }
   // The per-point factors only where some element needs them: not on a mesh of valid affine
   // elements, compressed (a Cartesian box at p = 3 would compute 169 MB to keep 1.3 MB). An

@@ -49,7 +49,8 @@ TESSERA_INTERP_UNROLL
 /// transposed derivatives along the same lines in place, and their sum at each point: the
 /// result at the nodes (Nodal), or transposed back by x, y and z lines and scattered.
 /// N1, M1 > 0: the sizes fixed at compile time, as in hex_mass_lines (also one_pass_lines).
-template <bool OnTheFly, int MaxN, bool Nodal, int N1 = 0, int M1 = 0>
+/// ElementFactors: stored data of one factor per element (Args::element_factors).
+template <bool OnTheFly, int MaxN, bool Nodal, int N1 = 0, int M1 = 0, bool ElementFactors = false>
 TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, const LineTables<MaxN>& t) {
   constexpr bool Exact = N1 > 0;
   constexpr bool Once = Exact && one_pass_lines<true, OnTheFly, MaxN, Nodal>();
@@ -121,7 +122,7 @@ TESSERA_HOST_DEVICE void hex_diffusion_lines(TeamContext& ctx, const Args& a, co
             const double xi[3] = {xq[qx], xq[qy], xq[qz]};
             point_factor<3, true, true>(a, e, q, Xc.data(), xi, F);
           } else {
-            point_factor<3, true, false>(a, e, q, nullptr, nullptr, F);
+            point_factor<3, true, false, ElementFactors>(a, e, q, nullptr, nullptr, F);
           }
           const double gx = G[at], gy = G[np + at], gz = G[2 * np + at];
           G[at] = F[0] * gx + F[1] * gy + F[2] * gz;
@@ -171,7 +172,7 @@ TESSERA_INTERP_UNROLL
     // the element's 6 numbers per point, read at the D G stage, reach L2 during the previous
     // step (a.prefetch_qdata: stored, Gauss points, large blocks; FusedOperator::plan decides, and
     // the instances that can never prefetch carry no code for it)
-    if constexpr (!OnTheFly && !Nodal)
+    if constexpr (!OnTheFly && !Nodal && !ElementFactors)
       if (a.prefetch_qdata && c == 0) prefetch_point_data(ctx, a, e, 6);
   });
 }
