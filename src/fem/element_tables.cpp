@@ -5,20 +5,13 @@
 #include <cmath>
 
 #include "operator/lines.hpp"  // mirror_symmetric: the line kernels' precondition, checked once here
+#include "tensor_sizes.hpp"  // ipow
 #include "tessera/core/error.hpp"
 #include "tessera/fem/basis.hpp"
 #include "tessera/fem/geometric_factors.hpp"
 #include "tessera/fem/reference_element.hpp"
 
 namespace tessera::fem::interp_detail {
-
-namespace {
-int ipow(int b, int e) {
-  int r = 1;
-  for (int i = 0; i < e; ++i) r *= b;
-  return r;
-}
-}  // namespace
 
 std::shared_ptr<const ElementTables> make_tables(const char* who, const H1Space& space, Geometry g,
                                                  const QuadratureRule& rule_in, const Exec& exec, index_t ne) {

@@ -13,6 +13,7 @@
 #include "tessera/core/reduce.hpp"
 #include "tessera/fem/basis.hpp"
 #include "operator/cpu_batched.hpp"
+#include "tensor_sizes.hpp"
 
 namespace tessera::fem {
 
@@ -74,12 +75,6 @@ void element_diagonal(const Exec& exec, OperatorKind kind, const GeometricFactor
     }
     for (int c = 0; c < comps; ++c) d(e, c, i) = s;
   });
-}
-
-int ipow(int b, int e) {
-  int r = 1;
-  while (e-- > 0) r *= b;
-  return r;
 }
 
 /// Per pair of directions (a, b), a <= b, in the packed order of GeometricFactors::D (mass: one

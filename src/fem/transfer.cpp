@@ -12,6 +12,7 @@
 #include "tessera/core/memory.hpp"
 #include "tessera/fem/basis.hpp"
 #include "tessera/fem/reference_element.hpp"
+#include "tensor_sizes.hpp"
 #include "transfer_cpu.hpp"
 
 namespace tessera::fem {

@@ -1,6 +1,8 @@
 // OrderTransfer's tensor-product element kernel on the CPU backends, batched across SIMD lanes.
 #include "transfer_cpu.hpp"
 
+#include "tensor_sizes.hpp"
+
 #include <algorithm>
 #include <vector>
 

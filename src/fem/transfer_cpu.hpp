@@ -2,19 +2,12 @@
 // The CPU execution of OrderTransfer's element kernel on quadrilaterals and hexahedra (serial
 // and OpenMP): simd::lanes elements side by side, one per lane, through the batched
 // contractions of the CPU operator (operator/cpu_contract.hpp); defined in transfer_cpu.cpp,
-// compiled with the CPU kernels' flags. Also ipow, which transfer.cpp's GPU kernels share.
+// compiled with the CPU kernels' flags.
 
 #include "tessera/core/exec.hpp"
 #include "tessera/core/macros.hpp"  // index_t
 
 namespace tessera::fem::transfer_detail {
-
-/// b^e for small e (nodes per element from nodes per direction).
-TESSERA_HOST_DEVICE inline int ipow(int b, int e) {
-  int r = 1;
-  for (int i = 0; i < e; ++i) r *= b;
-  return r;
-}
 
 /// out(k, c, :) = (A ⊗ A (⊗ A)) in(k, c, :) for the ne elements and nc components of dim = 2
 /// or 3, A (m, n) row-major (n input and m output nodes per direction, lexicographic local
