@@ -208,8 +208,9 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
           // (the element-level apply of bench bk runs the team kernels: no batched figures)
           const auto cpu = opt.element ? fem::H1Operator::CpuKernelInfo{} : A.cpu_kernel();
           const bool batched = cpu.batched_elements > 0 && cpu.batched_elements == ne;  // every element
-          // the team kernels (GPU) with compressed geometry: one factor per element and the weights
-          const index_t compressed = batched ? cpu.compressed_elements : A.compressed_elements();
+          // the team kernels (GPU) with compressed geometry: one factor per element and the weights;
+          // the element-level apply (bench bk) reads the per-point factors
+          const index_t compressed = opt.element ? 0 : A.compressed_elements();
           const bool team_compressed = !batched && !otf && compressed == ne && ne > 0;
           const double geo_bytes = batched         ? double(cpu.geometry_bytes)  // on the fly: the maps' coefficients
                                    : otf             ? ne * nv * dim * 8.0
