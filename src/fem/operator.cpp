@@ -270,17 +270,13 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
     // The team kernels (GPU; CPU with cpu_batched = false) with compressed geometry: one factor
     // per element where every element is affine and the kernel that serves reads them
     // (FusedOperator::reads_element_factors); otherwise the factors at every point.
-    Array<double, 2> element_factors;
-    if (!batched && !otf && fused_part && opt_.compress_geometry && op->reads_element_factors(!mass, false)) {
+    Array<double, 1> element_factors;
+    if (!batched && !otf && fused_part && opt_.compress_geometry && op->reads_element_factors(!mass)) {
       std::vector<double> factor;
       std::vector<std::uint8_t> affine;
       const index_t ne = op->num_elements();
-      if (ne > 0 && cpu_detail::affine_element_factors(mesh, op->restriction(), g, !mass, factor, affine) == ne) {
-        const index_t nf = index_t(factor.size()) / ne;
-        Array<double, 2> h("operator_element_factors", {ne, nf});
-        std::copy(factor.begin(), factor.end(), h.data());
-        element_factors = exec.on_device() ? h.to_device() : std::move(h);
-      }
+      if (ne > 0 && cpu_detail::affine_element_factors(mesh, op->restriction(), g, !mass, factor, affine) == ne)
+        element_factors = Array<double, 1>::from("operator_element_factors", factor, exec.space());
     }
     if (!batched && !otf) {
       if (element_factors.size() == 0) gf = stored();
@@ -439,7 +435,9 @@ void H1Operator::set_elements_per_block(int epb) {
 index_t H1Operator::compressed_elements() const {
   index_t n = 0;
   for (const Part& part : parts_)
-    n += part.batched ? part.batched->compressed_elements() : part.element_factors.extent(0);
+    n += part.batched                         ? part.batched->compressed_elements()
+         : part.element_factors.size() > 0 ? part.restriction().num_elements()
+                                           : 0;
   return n;
 }
 

@@ -189,9 +189,9 @@ class H1Operator {
     /// apply_element (which the batched kernel does not serve).
     std::shared_ptr<const cpu_detail::BatchedOperator> batched;
     /// The team kernels with compressed geometry (OperatorOptions::compress_geometry): one factor
-    /// per element (ne, nf) in exec's space where every element is affine; gf stays empty then
+    /// per element, (ne, nf) in exec's space, where every element is affine; gf stays empty then
     /// (filled by the first apply_element, which reads the per-point factors).
-    Array<double, 2> element_factors;
+    Array<double, 1> element_factors;
     /// The fused kernel's launch plans (global apply, element by element), made at the first
     /// apply of each kind and kept until the elements per item or block change.
     mutable std::optional<OperatorPlan> plan, element_plan;

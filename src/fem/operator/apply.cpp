@@ -54,14 +54,13 @@ const double* FusedOperator::weights() const {
   return wq_.data();
 }
 
-bool FusedOperator::reads_element_factors(bool diffusion, bool element) const {
-  return tensor_ && ia::operator_element_factors(opt_.kernels, exec_, geom_, diffusion, nd1_, nq1_, nodal_points_, comps_,
-                                                 element);
+bool FusedOperator::reads_element_factors(bool diffusion) const {
+  return tensor_ && ia::operator_element_factors(opt_.kernels, exec_, geom_, diffusion, nd1_, nq1_, nodal_points_, comps_);
 }
 
 /// The plan's element factors: stored data only, and a kernel that reads them.
 void FusedOperator::check_element_factors(const OperatorPlan& plan) const {
-  TESSERA_REQUIRE(!plan.element_factors || (!plan.on_the_fly && reads_element_factors(plan.diffusion, plan.element)),
+  TESSERA_REQUIRE(!plan.element_factors || (!plan.on_the_fly && reads_element_factors(plan.diffusion)),
                   "fem::FusedOperator::apply: the plan asks for one factor per element (element_factors), but ",
                   plan.on_the_fly ? "the geometry is computed on the fly"
                                   : "the kernel for these sizes reads per-point data (reads_element_factors() is false)");
@@ -178,7 +177,7 @@ void FusedOperator::run(const OperatorPlan& pl, const double* qdata, const doubl
     a.tables_shared = pl.tables_shared;
   }
   if (!pl.element && scatter == OperatorScatter::StoreExclusive) a.owned_from = static_cast<int>(exclusive_from_);
-  a.prefetch_qdata = pl.prefetch_qdata && !pl.element_factors;
+  a.prefetch_qdata = pl.prefetch_qdata;  // the element-factor instances carry no prefetch
   if (pl.element_factors) {
     a.element_factors = true;
     a.wq = weights();

@@ -280,8 +280,6 @@ void launch_operator(const OperatorKernelChoice& choice, const char* label, cons
     launch_operator_exact(choice, label, exec, t, diffusion, a);
     return;
   }
-  TESSERA_REQUIRE(!a.element_factors, "fem operator: one factor per element given to a kernel that reads per-point data (",
-                  a.nd1, " nodes, ", a.nq1, " points per direction); see FusedOperator::reads_element_factors");
   with_operator_kernel(choice, g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, a.comps, a.idx == nullptr, [&]<class K>() {
     K k{a};
     if constexpr (requires { K::column_tables; }) {
@@ -304,7 +302,7 @@ bool operator_may_spill(const OperatorKernelChoice& choice, Geometry g, bool dif
 }
 
 bool operator_element_factors(const OperatorKernelChoice& choice, const Exec& exec, Geometry g, bool diffusion, int nd1,
-                              int nq1, bool nodal_points, int comps, bool) {
+                              int nq1, bool nodal_points, int comps) {
   // the compile-time-size diffusion kernels have instances that read them (HexExact)
   return diffusion && operator_exact_here(choice, exec, g, diffusion, false, nd1, nq1, nodal_points, comps);
 }

@@ -83,7 +83,7 @@ bool operator_may_spill(const OperatorKernelChoice& choice, Geometry g, bool dif
 /// factor per element (Args::element_factors): the compile-time-size diffusion kernels, which
 /// have instances for it (HexExact), where exec runs them (operator_exact_here).
 bool operator_element_factors(const OperatorKernelChoice& choice, const Exec& exec, Geometry g, bool diffusion, int nd1,
-                              int nq1, bool nodal_points, int comps, bool element);
+                              int nq1, bool nodal_points, int comps);
 /// The row lengths (row_length) of the shared buffers of the kernel that launch_operator picks
 /// for these sizes on exec: its point data (HexPolicy::rows, or nq1 where its rows are not padded)
 /// and its gathered nodal values (HexPolicy::gather_rows, or nd1).
