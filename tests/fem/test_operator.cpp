@@ -842,16 +842,20 @@ TEST_P(OperatorTest, CompressedGeometryOnTheTeamKernelsEqualsThePerPointFactors)
   // rounded once instead of computed at each point, so equal to 1e-14 of the largest entry.
   // p = 1..8, Gauss (q = p + 2) and Gauss-Lobatto points, 1 and 3 components; a sheared box
   // (general packed factors; 7 x 5 x 3 elements over several blocks with a partial last one)
-  // and a box of quadrilaterals (p <= 6, one component: one kernel serves them all).
+  // and a box of quadrilaterals (p <= 6, one component: one kernel serves them all); diffusion
+  // and mass.
   const Mesh hex = sheared_box("box:hex:7x5x3");
   const Mesh quad = generate_mesh("box:quad:5x4");
   const auto max_entry = [](const std::vector<double>& v) { return max_abs(v); };
+  for (const OperatorKind kind : {OperatorKind::Diffusion, OperatorKind::Mass})
   for (const Mesh* mesh : {&hex, &quad})
     for (int p = 1; p <= 8; ++p)
       for (bool gll : {false, true})
         for (int comps : {1, 3}) {
           if (mesh == &quad && (p > 6 || comps > 1)) continue;  // quadrilaterals: the run-time kernel alone
-          SCOPED_TRACE(std::string(mesh == &hex ? "hex" : "quad") + " p=" + std::to_string(p) +
+          const bool mass = kind == OperatorKind::Mass;
+          if (mass && gll) continue;  // q = p + 1 Gauss-Lobatto points do not integrate the mass matrix
+          SCOPED_TRACE(std::string(mass ? "mass " : "diffusion ") + (mesh == &hex ? "hex" : "quad") + " p=" + std::to_string(p) +
                        (gll ? " Gauss-Lobatto" : " Gauss") + " c=" + std::to_string(comps));
           const H1Space space(*mesh, p, comps);
           OperatorOptions full = team_options();
@@ -859,16 +863,18 @@ TEST_P(OperatorTest, CompressedGeometryOnTheTeamKernelsEqualsThePerPointFactors)
           full.compress_geometry = false;
           OperatorOptions compressed = full;
           compressed.compress_geometry = true;
-          const H1Operator A(space, OperatorKind::Diffusion, exec(), compressed);
-          const H1Operator B(space, OperatorKind::Diffusion, exec(), full);
+          const H1Operator A(space, kind, exec(), compressed);
+          const H1Operator B(space, kind, exec(), full);
           EXPECT_EQ(B.compressed_elements(), 0);
           // the compile-time-size instances that read them: on the GPU Gauss points at p >= 2,
           // Gauss-Lobatto points at p = 3 (one component; several: the column kernel) and 6..8;
-          // on the CPU Gauss points from p = 6, Gauss-Lobatto points from p = 3 (one component)
+          // on the CPU Gauss points from p = 6, Gauss-Lobatto points from p = 3 (one component);
+          // mass: Gauss points from p = 3 (p = 2 runs a thread per element)
           if (mesh == &hex && compile_time_kernels_on(exec())) {
             const bool columns = gll && comps > 1 && (p == 3 || p == 4);
-            const bool reads = exec().on_device() ? (gll ? (p == 3 && comps == 1) || p >= 6 : p >= 2)
-                                                  : (gll ? p >= 3 && !columns : p >= 6);
+            const bool reads = mass                 ? p >= 3
+                               : exec().on_device() ? (gll ? (p == 3 && comps == 1) || p >= 6 : p >= 2)
+                                                    : (gll ? p >= 3 && !columns : p >= 6);
             EXPECT_EQ(A.compressed_elements(), reads ? mesh->num_elements() : 0);
           }
           const auto xh = random_vector(std::size_t(space.num_dofs()), 11u + unsigned(p));
@@ -886,7 +892,7 @@ TEST_P(OperatorTest, CompressedGeometryOnTheTeamKernelsEqualsThePerPointFactors)
           if (mesh == &hex && p == 3) {
             const auto d = to_vector(A.diagonal()), dref = to_vector(B.diagonal());
             for (std::size_t i = 0; i < d.size(); ++i) ASSERT_NEAR(d[i], dref[i], 1e-14 * max_abs(dref)) << "diagonal " << i;
-            expect_element_apply_matches_global(space, OperatorKind::Diffusion, exec(), compressed);
+            expect_element_apply_matches_global(space, kind, exec(), compressed);
           }
         }
   // not on distorted elements, nor with one distorted element among affine ones
@@ -896,7 +902,8 @@ TEST_P(OperatorTest, CompressedGeometryOnTheTeamKernelsEqualsThePerPointFactors)
   X[3 * std::size_t(almost.num_vertices() / 2)] += 0.05;  // an interior vertex: its 8 hexahedra
   for (const Mesh* mesh : {&distorted, static_cast<const Mesh*>(&almost)}) {
     const H1Space space(*mesh, 3);
-    EXPECT_EQ(H1Operator(space, OperatorKind::Diffusion, exec(), team_options()).compressed_elements(), 0);
+    for (const OperatorKind kind : {OperatorKind::Diffusion, OperatorKind::Mass})
+      EXPECT_EQ(H1Operator(space, kind, exec(), team_options()).compressed_elements(), 0);
   }
 }
 

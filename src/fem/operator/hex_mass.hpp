@@ -18,9 +18,14 @@ namespace tessera::fem::interp_detail {
 /// N1, M1 > 0: the nodes and points per direction fixed at compile time (HexExact; they must
 /// equal a.nd1, a.nq1), so that every stride and line length is a constant, and the thread
 /// loops one pass where one_pass_lines says so.
-template <bool OnTheFly, int MaxN, int N1 = 0, int M1 = 0>
+/// ElementFactors (compile-time sizes, stored): a.qdata holds det J once per element
+/// (Args::element_factors); the rule's weights take the place of w det J in the registers or
+/// in Ws, loaded once before the first step, and each step multiplies them by its element's
+/// det J (read at the step's start). Same buffers and launch shape as the per-point kernel.
+template <bool OnTheFly, int MaxN, int N1 = 0, int M1 = 0, bool ElementFactors = false>
 TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const LineTables<MaxN>& t) {
   constexpr bool Exact = N1 > 0;
+  static_assert(!ElementFactors || (Exact && !OnTheFly), "one factor per element: stored, compile-time sizes");
   constexpr bool Once = Exact && one_pass_lines<false, OnTheFly, MaxN, false>();
   // stored, one pass, on the GPU: each thread's x line of w det J in registers, loaded at the
   // start of the element's step (its latency hidden by the z and y stages)
@@ -52,9 +57,24 @@ TESSERA_HOST_DEVICE void hex_mass_lines(TeamContext& ctx, const Args& a, const L
       Wq[line * Rw + (q - line * m1)] = a.wq[q];
     }
   }
+  if constexpr (ElementFactors) {  // the weights, where the per-point kernel keeps w det J
+    if constexpr (WRegs)
+      item_lines<Once>(ctx, m1, m1, [&](int qz, int qy) {  // the x stage's (qz, qy), as below
+        const double* w = &a.wq[(qz * m1 + qy) * m1];
+TESSERA_INTERP_UNROLL
+        for (int qx = 0; qx < M1; ++qx) wr[qx] = w[qx];
+      });
+    else
+      item_lines<Once>(ctx, m1, m1, [&](int qy, int qx) {  // read after the steps' first barrier
+        for (int qz = 0; qz < m1; ++qz) Ws[(qz * m1 + qy) * Rw + qx] = a.wq[(qz * m1 + qy) * m1 + qx];
+      });
+  }
   pipelined_steps<0, N1>(ctx, a, idxs, ub, Xs, [&](bool valid, index_t e, int c, const double* u, const double* Xe) {
+    [[maybe_unused]] double det = 1;  // ElementFactors: this element's det J
     if constexpr (OnTheFly) {
       if (valid) multilinear_coefficients<3>(ctx, a, Xe, Xc.data());
+    } else if constexpr (ElementFactors) {
+      if (valid) det = a.qdata[e];
     } else if constexpr (WRegs) {
       if (valid && c == 0)  // the element's later components (steps) keep them
         item_lines<Once>(ctx, m1, m1, [&](int qz, int qy) {  // the x stage's (qz, qy): the same thread
@@ -71,7 +91,7 @@ TESSERA_INTERP_UNROLL
       async_commit();
     }
     lines_forward_zy<MaxN, N1, M1, Once>(ctx, a, valid, t, u, T1.data(), T2.data(), R, P2);
-    if constexpr (!OnTheFly && !WRegs) async_wait(false);
+    if constexpr (!OnTheFly && !WRegs && !ElementFactors) async_wait(false);
     ctx.sync();
     // x, the point factor and the transposed x along the rows of T2, in place
     if (valid)
@@ -94,11 +114,11 @@ TESSERA_INTERP_UNROLL
             v.lo[qx] *= w[qx] * (d[0] + t.x[qx] * (d[1] + t.x[qx] * d[2]));
             v.hi[qx] *= w_top[-qx] * (d[0] + t.xr[qx] * (d[1] + t.xr[qx] * d[2]));
           } else if constexpr (WRegs) {  // 2 qx < M1 here; the bounds keep unreached indices in range
-            v.lo[qx] *= wr[qx < M1 ? qx : 0];
-            v.hi[qx] *= wr[qx < M1 ? M1 - 1 - qx : 0];
+            v.lo[qx] *= det * wr[qx < M1 ? qx : 0];
+            v.hi[qx] *= det * wr[qx < M1 ? M1 - 1 - qx : 0];
           } else {
-            v.lo[qx] *= w[qx];
-            v.hi[qx] *= w_top[-qx];
+            v.lo[qx] *= det * w[qx];
+            v.hi[qx] *= det * w_top[-qx];
           }
         }
         in.set(v.lo, v.hi);

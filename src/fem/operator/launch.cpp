@@ -303,8 +303,8 @@ bool operator_may_spill(const OperatorKernelChoice& choice, Geometry g, bool dif
 
 bool operator_element_factors(const OperatorKernelChoice& choice, const Exec& exec, Geometry g, bool diffusion, int nd1,
                               int nq1, bool nodal_points, int comps) {
-  // the compile-time-size diffusion kernels have instances that read them (HexExact)
-  return diffusion && operator_exact_here(choice, exec, g, diffusion, false, nd1, nq1, nodal_points, comps);
+  // the compile-time-size kernels have instances that read them (HexExact)
+  return operator_exact_here(choice, exec, g, diffusion, false, nd1, nq1, nodal_points, comps);
 }
 
 OperatorRows operator_rows(const OperatorKernelChoice& choice, const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,

@@ -13,10 +13,10 @@ namespace tessera::fem::interp_detail {
 /// line length a constant and no multiply-add by the tables' zero pairs. Same shared layout,
 /// register cap and launch shape (Policy) as the bound's kernel; at bound 4 with the points at
 /// the nodes (p = 3), whose bound's kernel runs point columns, the lines' layout (operator_rows).
-/// ElementFactors: stored diffusion reading one factor per element (Args::element_factors,
-/// H1Operator's compressed geometry on affine meshes); instances of their own, so that those
-/// reading per-point data keep their code (a run-time switch in the same kernel ran BP3 and
-/// BP5 at 0.82-0.92x in several cases, H100, docs/benchmarks/operators.md).
+/// ElementFactors: stored data of one factor per element (Args::element_factors, H1Operator's
+/// compressed geometry on affine meshes); instances of their own, so that those reading
+/// per-point data keep their code (a run-time switch in the diffusion kernel ran BP3 and BP5 at
+/// 0.82-0.92x in several cases, H100, docs/benchmarks/operators.md).
 template <bool Diffusion, bool OnTheFly, int MaxN, int N1, int M1, bool Nodal = false, bool ElementFactors = false>
 struct HexExact {
   using Policy = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>;
@@ -31,20 +31,19 @@ struct HexExact {
   LineTables<MaxN> t{};  // launch_operator_exact fills them
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
     if constexpr (Diffusion) hex_diffusion_lines<OnTheFly, MaxN, Nodal, N1, M1, ElementFactors>(ctx, a, t);
-    else hex_mass_lines<OnTheFly, MaxN, N1, M1>(ctx, a, t);
+    else hex_mass_lines<OnTheFly, MaxN, N1, M1, ElementFactors>(ctx, a, t);
   }
 };
 
 namespace {
 /// Calls v.template operator()<Functor>() with the HexExact of these sizes (bound
 /// hex_bound_for, as operator_bound gives it); operator_exact_sizes lists them.
-/// element_factors: stored diffusion's instance that reads one factor per element.
+/// element_factors: the stored instance that reads one factor per element.
 template <class Visit>
 auto with_exact_kernel(bool diffusion, bool on_the_fly, int nd1, bool nodal, bool element_factors, const Visit& v) {
   const auto exact = [&]<bool D, int N1, int M1, bool Nodal = false>() {
     constexpr int MaxN = hex_bound_for(N1 > M1 ? N1 : M1);
-    if constexpr (D)
-      if (element_factors && !on_the_fly) return v.template operator()<HexExact<D, false, MaxN, N1, M1, Nodal, true>>();
+    if (element_factors && !on_the_fly) return v.template operator()<HexExact<D, false, MaxN, N1, M1, Nodal, true>>();
     return on_the_fly ? v.template operator()<HexExact<D, true, MaxN, N1, M1, Nodal>>()
                       : v.template operator()<HexExact<D, false, MaxN, N1, M1, Nodal>>();
   };
@@ -97,12 +96,12 @@ void launch_operator_exact(const OperatorKernelChoice& choice, const char* label
 int operator_exact_max_threads(const OperatorKernelChoice& choice, const Exec& exec, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal) {
   TESSERA_REQUIRE(operator_exact_sizes(choice, Geometry::Hexahedron, diffusion, nd1, nq1, nodal),
                   "fem operator: no compile-time-size kernel for ", nd1, " nodes and ", nq1, " points per direction");
-  // the lower of the two stored diffusion instances' limits: the plan's shape serves both
+  // the lower of the two stored instances' limits: the plan's shape serves both
   const auto limit = [&](bool element_factors) {
     return with_exact_kernel(diffusion, on_the_fly, nd1, nodal, element_factors,
                              [&]<class K>() { return team_max_threads<K>(exec); });
   };
-  return diffusion && !on_the_fly ? std::min(limit(false), limit(true)) : limit(false);
+  return on_the_fly ? limit(false) : std::min(limit(false), limit(true));
 }
 
 }  // namespace tessera::fem::interp_detail
