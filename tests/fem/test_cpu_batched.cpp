@@ -277,8 +277,9 @@ TEST(CpuBatched, OnTheFlyGeometryEqualsStoredFactorsAndKeepsNoPointData) {
         // at most 2^3 * 3 coefficients per element (and a partial batch's padded lanes), against
         // 6 q^3 (diffusion) stored factors per element
         EXPECT_LE(info.geometry_bytes, std::size_t(mesh->num_elements() + 16) * 24 * sizeof(double));
-        if (c.kind == OperatorKind::Diffusion)  // mass at p = 2 stores q^3 = 27..64 numbers: about as many
+        if (c.kind == OperatorKind::Diffusion) {  // mass at p = 2 stores q^3 = 27..64 numbers: about as many
           EXPECT_LT(info.geometry_bytes * 4, stored.cpu_kernel().geometry_bytes) << "p = " << p;
+        }
         EXPECT_LE(rel_diff(apply_to(otf, x), apply_to(stored, x)), 1e-13) << name(c.kind) << " p = " << p;
         EXPECT_LE(rel_diff(otf.diagonal().to_vector(), stored.diagonal().to_vector()), 1e-13)
             << "diagonal, " << name(c.kind) << " p = " << p;

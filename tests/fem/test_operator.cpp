@@ -866,15 +866,16 @@ TEST_P(OperatorTest, CompressedGeometryOnTheTeamKernelsEqualsThePerPointFactors)
           const H1Operator A(space, kind, exec(), compressed);
           const H1Operator B(space, kind, exec(), full);
           EXPECT_EQ(B.compressed_elements(), 0);
-          // the compile-time-size instances that read them: on the GPU Gauss points at p >= 2,
-          // Gauss-Lobatto points at p = 3 (one component; several: the column kernel) and 6..8;
-          // on the CPU Gauss points from p = 6, Gauss-Lobatto points from p = 3 (one component);
-          // mass: Gauss points from p = 3 (p = 2 runs a thread per element)
+          // the instances that read them: one thread per element (p = 1; p = 2 mass and
+          // Gauss-Lobatto diffusion) and the compile-time sizes: on the GPU Gauss points at
+          // p >= 2, Gauss-Lobatto points at p = 3 (one component; several: the column kernel)
+          // and 6..8; on the CPU diffusion with Gauss points from p = 6, with Gauss-Lobatto
+          // points from p = 3 (one component); mass from p = 3 on both
           if (mesh == &hex && compile_time_kernels_on(exec())) {
             const bool columns = gll && comps > 1 && (p == 3 || p == 4);
-            const bool reads = mass                 ? p >= 3
-                               : exec().on_device() ? (gll ? (p == 3 && comps == 1) || p >= 6 : p >= 2)
-                                                    : (gll ? p >= 3 && !columns : p >= 6);
+            const bool reads = mass || p == 1 || (gll && p == 2) ? true
+                               : exec().on_device()              ? (gll ? (p == 3 && comps == 1) || p >= 6 : p >= 2)
+                                                                 : (gll ? !columns : p >= 6);
             EXPECT_EQ(A.compressed_elements(), reads ? mesh->num_elements() : 0);
           }
           const auto xh = random_vector(std::size_t(space.num_dofs()), 11u + unsigned(p));

@@ -87,11 +87,14 @@ TESSERA_HOST_DEVICE inline void for_row_entries(TeamContext& ctx, int count, int
 /// block copies by threads). With an Early callable the maps (E-vector rows) and the data
 /// are two copy groups: early(d) runs once the first has arrived, while the second is still
 /// on its way (a gather issued there overlaps it). Has barriers on the GPU, for every thread;
-/// returns false for the threads past the last element.
-template <int ND, bool StageE = false, bool Bulk = false, class Early = NoEarlyWork>
+/// returns false for the threads past the last element. ElementFactors: the stored data is one
+/// factor per element (Args::element_factors), (diffusion ? 6 : 1) doubles of the row.
+template <int ND, bool StageE = false, bool Bulk = false, bool ElementFactors = false, class Early = NoEarlyWork>
 TESSERA_HOST_DEVICE inline bool thread_element_data(TeamContext& ctx, const Args& a, bool diffusion, bool on_the_fly,
                                                     ThreadElementData& d, const Early& early = {}) {
-  const int per = on_the_fly ? 8 * 3 : (diffusion ? 6 : 1) * a.nq;  // staged doubles per element
+  static_assert(!(ElementFactors && Bulk), "one factor per element: no bulk copy");
+  // staged doubles per element
+  const int per = on_the_fly ? 8 * 3 : (diffusion ? 6 : 1) * (ElementFactors ? 1 : a.nq);
 #if defined(TESSERA_DEVICE_CODE)
   constexpr bool split = !std::is_same_v<Early, NoEarlyWork>;
   const int R = thread_element_row(diffusion, on_the_fly, a.nq), RI = thread_element_map_row(ND);
@@ -206,15 +209,22 @@ TESSERA_INTERP_UNROLL
 /// element, every intermediate in registers, its data staged by thread_element_data. Each
 /// thread runs its element: the contractions go slab by slab in z and line by line in y, and
 /// the transposed ones accumulate in the same loops. The gathered values, the result and the
-/// scatter are per thread.
-template <int N, bool Diffusion, bool OnTheFly>
+/// scatter are per thread. ElementFactors (stored): the element's one factor (Args::
+/// element_factors) in registers, times the rule's weight (a.wq, the same address for every
+/// thread) at each point.
+template <int N, bool Diffusion, bool OnTheFly, bool ElementFactors = false>
 TESSERA_HOST_DEVICE void hex_thread_element(TeamContext& ctx, const Args& a, const ThreadElementTables<N>& t) {
+  static_assert(!(ElementFactors && OnTheFly));
   constexpr int NF = Diffusion ? 6 : 1, M = N + 1, N2 = N * N, ND = N2 * N;
   const int m1 = a.nq1, nq = a.nq;
   const index_t e = ctx.item();
   ThreadElementData d;
-  if (!thread_element_data<ND>(ctx, a, Diffusion, OnTheFly, d)) return;  // no barrier below
+  if (!thread_element_data<ND, false, false, ElementFactors>(ctx, a, Diffusion, OnTheFly, d)) return;  // no barrier below
   const double* f = d.f;
+  [[maybe_unused]] double fe[NF];
+  if constexpr (ElementFactors)
+TESSERA_INTERP_UNROLL
+    for (int k = 0; k < NF; ++k) fe[k] = f[k];
   const int* idx = d.idx;
   double Xr[24];
   const double* Xc = OnTheFly ? thread_element_coefficients<Diffusion>(a, f, Xr) : nullptr;
@@ -259,6 +269,10 @@ TESSERA_INTERP_UNROLL
           if constexpr (OnTheFly) {
             const double xi[3] = {t.x[qx], t.x[qy], t.x[qz]};
             point_factor<3, Diffusion, true>(a, e, q, Xc, xi, F);
+          } else if constexpr (ElementFactors) {
+            const double w = a.wq[q];
+TESSERA_INTERP_UNROLL
+            for (int k = 0; k < NF; ++k) F[k] = w * fe[k];
           } else {
 TESSERA_INTERP_UNROLL
             for (int k = 0; k < NF; ++k) F[k] = f[k * nq + q];
@@ -323,8 +337,10 @@ TESSERA_INTERP_UNROLL
 /// three lines, g = (sum_i G(i, x) u(z, y, i), sum_j G(j, y)
 /// u(z, j, x), sum_k G(k, z) u(k, y, x)) with G(i, q) = l_i'(x_q), and the transposed
 /// gradient of D g adds back along the same lines: 9 N multiply-adds per node in all.
-template <int N, bool OnTheFly, bool StageE, bool Bulk>
+/// ElementFactors (stored): the element's packed factor times the rule's weight at each node.
+template <int N, bool OnTheFly, bool StageE, bool Bulk, bool ElementFactors = false>
 TESSERA_HOST_DEVICE void hex_thread_element_nodal(TeamContext& ctx, const Args& a, const ThreadElementTables<N>& t) {
+  static_assert(!(ElementFactors && OnTheFly));
   constexpr int ND = N * N * N;
   const index_t e = ctx.item();
   double u[ND];  // node (z, y, x) at (z * N + y) * N + x
@@ -335,9 +351,14 @@ TESSERA_INTERP_UNROLL
   };
   ThreadElementData d;
   // the first component's values are gathered while D (the vertices) is still arriving
-  if (thread_element_data<ND, StageE, Bulk>(ctx, a, true, OnTheFly, d, [&](const ThreadElementData& dd) { gather(dd, 0); })) {
+  if (thread_element_data<ND, StageE, Bulk, ElementFactors>(ctx, a, true, OnTheFly, d,
+                                                            [&](const ThreadElementData& dd) { gather(dd, 0); })) {
     double Xr[24];
     const double* Xc = OnTheFly ? thread_element_coefficients<true>(a, d.f, Xr) : nullptr;
+    [[maybe_unused]] double fe[6];
+    if constexpr (ElementFactors)
+TESSERA_INTERP_UNROLL
+      for (int k = 0; k < 6; ++k) fe[k] = d.f[k];
     for (int c = 0; c < a.comps; ++c) {
       if (c > 0) gather(d, c);
       double r[ND] = {};
@@ -359,6 +380,10 @@ TESSERA_INTERP_UNROLL
             if constexpr (OnTheFly) {
               const double xi[3] = {t.x[x], t.x[y], t.x[z]};
               point_factor<3, true, true>(a, e, q, Xc, xi, F);
+            } else if constexpr (ElementFactors) {
+              const double w = a.wq[q];
+TESSERA_INTERP_UNROLL
+              for (int k = 0; k < 6; ++k) F[k] = w * fe[k];
             } else {
 TESSERA_INTERP_UNROLL
               for (int k = 0; k < 6; ++k) F[k] = d.f[k * ND + q];

@@ -46,22 +46,27 @@ struct HexMassMatmul {
 };
 
 /// Hexahedra with N nodes and at most N + 1 points per direction (hex_thread_element): one
-/// thread per element.
-template <int N, bool Diffusion, bool OnTheFly>
+/// thread per element. ElementFactors: stored data of one factor per element (the global
+/// apply on affine meshes, with_thread_element_kernel).
+template <int N, bool Diffusion, bool OnTheFly, bool ElementFactors = false>
 struct HexThreadElement {
   static constexpr bool thread_element = true, stages_evector = false, bulk = false, gpu_only = true;
   static constexpr int global_block = 0;
   Args a;
   ThreadElementTables<N> t{};  // launch_operator fills them
-  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { hex_thread_element<N, Diffusion, OnTheFly>(ctx, a, t); }
+  TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
+    hex_thread_element<N, Diffusion, OnTheFly, ElementFactors>(ctx, a, t);
+  }
 };
 /// Diffusion with the points at the nodes, N nodes per direction (hex_thread_element_nodal):
 /// one thread per element (N = 2, 3: p = 1, 2).
 /// Stored data in a bulk copy at N = 3 only: its rows of 162 doubles are 2-way bank-
 /// conflicted, those of 48 at N = 2 would be 16-way.
-template <int N, bool OnTheFly>
+/// ElementFactors as HexThreadElement's (no bulk copy for 6 doubles per element).
+template <int N, bool OnTheFly, bool ElementFactors = false>
 struct HexThreadElementNodal {
-  static constexpr bool thread_element = true, stages_evector = true, bulk = !OnTheFly && N == 3, gpu_only = true;
+  static constexpr bool thread_element = true, stages_evector = true, bulk = !OnTheFly && !ElementFactors && N == 3,
+                        gpu_only = true;
   // on the fly at N = 3: 256. H100, 8M DOFs, two rounds against the rule's 64: BP5 1.06x, BP6
   // 1.11x; not element by element (BK5 1.07x, BK6 0.96x); 256 for the other on-the-fly thread
   // kernels lost (p = 2 mass BP1 0.98x, p = 1 0.84-0.93x) (docs/benchmarks/operators.md)
@@ -69,7 +74,7 @@ struct HexThreadElementNodal {
   Args a;
   ThreadElementTables<N> t{};  // launch_operator fills them
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
-    hex_thread_element_nodal<N, OnTheFly, stages_evector, bulk>(ctx, a, t);
+    hex_thread_element_nodal<N, OnTheFly, stages_evector, bulk, ElementFactors>(ctx, a, t);
   }
 };
 
@@ -203,6 +208,31 @@ int operator_bound(const OperatorKernelChoice& choice, Geometry g, int nd1, int 
   return hex_bound_for(n);
 }
 
+/// Calls v.template operator()<Functor>() with the one-thread-per-element functor for these
+/// sizes (where operator_thread_element holds); element_factors: stored data of one factor per
+/// element (the instances of their own that read it; same shared layout, with_operator_kernel
+/// names the per-point ones for the plan's queries).
+template <class Visit>
+auto with_thread_element_kernel(bool diffusion, bool on_the_fly, int nd1, bool nodal, bool element_factors, const Visit& v) {
+  const auto stored = [&]<class PerPoint, class PerElement>() {
+    return element_factors ? v.template operator()<PerElement>() : v.template operator()<PerPoint>();
+  };
+  if (nd1 == 3 && !diffusion)
+    return on_the_fly ? v.template operator()<HexThreadElement<3, false, true>>()
+                      : stored.template operator()<HexThreadElement<3, false, false>, HexThreadElement<3, false, false, true>>();
+  if (nd1 == 3)
+    return on_the_fly ? v.template operator()<HexThreadElementNodal<3, true>>()
+                      : stored.template operator()<HexThreadElementNodal<3, false>, HexThreadElementNodal<3, false, true>>();
+  if (nodal && diffusion)
+    return on_the_fly ? v.template operator()<HexThreadElementNodal<2, true>>()
+                      : stored.template operator()<HexThreadElementNodal<2, false>, HexThreadElementNodal<2, false, true>>();
+  if (diffusion)
+    return on_the_fly ? v.template operator()<HexThreadElement<2, true, true>>()
+                      : stored.template operator()<HexThreadElement<2, true, false>, HexThreadElement<2, true, false, true>>();
+  return on_the_fly ? v.template operator()<HexThreadElement<2, false, true>>()
+                    : stored.template operator()<HexThreadElement<2, false, false>, HexThreadElement<2, false, false, true>>();
+}
+
 /// Calls v.template operator()<Functor>() with the functor type of the kernel that serves
 /// (geometry, diffusion, on the fly, 1-D sizes, points at the nodes).
 template <class Visit>
@@ -223,22 +253,8 @@ auto with_operator_kernel(const OperatorKernelChoice& choice, Geometry g, bool d
     return on_the_fly ? v.template operator()<HexMassMatmul<true, 16>>()
                       : v.template operator()<HexMassMatmul<false, 16>>();
   }
-  if (operator_thread_element(choice, g, diffusion, nd1, nq1, nodal, element)) {
-    if (nd1 == 3 && !diffusion)
-      return on_the_fly ? v.template operator()<HexThreadElement<3, false, true>>()
-                        : v.template operator()<HexThreadElement<3, false, false>>();
-    if (nd1 == 3)
-      return on_the_fly ? v.template operator()<HexThreadElementNodal<3, true>>()
-                        : v.template operator()<HexThreadElementNodal<3, false>>();
-    if (nodal && diffusion)
-      return on_the_fly ? v.template operator()<HexThreadElementNodal<2, true>>()
-                        : v.template operator()<HexThreadElementNodal<2, false>>();
-    if (diffusion)
-      return on_the_fly ? v.template operator()<HexThreadElement<2, true, true>>()
-                        : v.template operator()<HexThreadElement<2, true, false>>();
-    return on_the_fly ? v.template operator()<HexThreadElement<2, false, true>>()
-                      : v.template operator()<HexThreadElement<2, false, false>>();
-  }
+  if (operator_thread_element(choice, g, diffusion, nd1, nq1, nodal, element))
+    return with_thread_element_kernel(diffusion, on_the_fly, nd1, nodal, false, v);
   if (operator_columns(choice, g, diffusion, nd1, nq1, nodal, comps)) {
     if (nd1 == 5)
       return on_the_fly ? v.template operator()<HexColumnNodal<5, true>>() : v.template operator()<HexColumnNodal<5, false>>();
@@ -280,6 +296,16 @@ void launch_operator(const OperatorKernelChoice& choice, const char* label, cons
     launch_operator_exact(choice, label, exec, t, diffusion, a);
     return;
   }
+  // one thread per element reading one factor per element: instances of their own
+  if (a.element_factors && operator_thread_element(choice, g, diffusion, a.nd1, a.nq1, a.nodal_points, a.idx == nullptr)) {
+    with_thread_element_kernel(diffusion, a.on_the_fly, a.nd1, a.nodal_points, true, [&]<class K>() {
+      K k{a};
+      fill_thread_element_tables(k.t, a);
+      launch(label, exec, t, k);
+      return 0;
+    });
+    return;
+  }
   with_operator_kernel(choice, g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, a.comps, a.idx == nullptr, [&]<class K>() {
     K k{a};
     if constexpr (requires { K::column_tables; }) {
@@ -303,8 +329,10 @@ bool operator_may_spill(const OperatorKernelChoice& choice, Geometry g, bool dif
 
 bool operator_element_factors(const OperatorKernelChoice& choice, const Exec& exec, Geometry g, bool diffusion, int nd1,
                               int nq1, bool nodal_points, int comps) {
-  // the compile-time-size kernels have instances that read them (HexExact)
-  return operator_exact_here(choice, exec, g, diffusion, false, nd1, nq1, nodal_points, comps);
+  // the compile-time-size kernels (HexExact) and the one-thread-per-element kernels of the
+  // global apply have instances that read them
+  return operator_exact_here(choice, exec, g, diffusion, false, nd1, nq1, nodal_points, comps) ||
+         operator_thread_element(choice, g, diffusion, nd1, nq1, nodal_points, false);
 }
 
 OperatorRows operator_rows(const OperatorKernelChoice& choice, const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
@@ -334,6 +362,15 @@ int operator_max_threads(const OperatorKernelChoice& choice, const Exec& exec, G
                          bool nodal_points, int comps, bool element) {
   if (operator_exact_here(choice, exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps))
     return operator_exact_max_threads(choice, exec, diffusion, on_the_fly, nd1, nq1, nodal_points);
+  // stored, one thread per element, global apply: the lower of the two instances' limits (the
+  // plan's shape serves both)
+  if (!on_the_fly && !element && operator_thread_element(choice, g, diffusion, nd1, nq1, nodal_points, false)) {
+    const auto limit = [&](bool element_factors) {
+      return with_thread_element_kernel(diffusion, false, nd1, nodal_points, element_factors,
+                                        [&]<class K>() { return team_max_threads<K>(exec); });
+    };
+    return std::min(limit(false), limit(true));
+  }
   return with_operator_kernel(choice, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element,
                               [&]<class K>() { return team_max_threads<K>(exec); });
 }
