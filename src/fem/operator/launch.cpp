@@ -19,9 +19,12 @@ struct QuadOperator {
   Args a;
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { quad_operator<Diffusion, OnTheFly>(ctx, a); }
 };
-template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal = false>
+/// ElementFactors: stored diffusion by lines with the points at the nodes reading one factor
+/// per element (bounds 6 and 12, bucket_element_factors).
+template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal = false, bool ElementFactors = false>
 struct HexOperator {
   using Policy = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>;
+  static_assert(!ElementFactors || (Policy::lines && Diffusion && Nodal && !OnTheFly));
   static constexpr int max_registers = Policy::max_registers;
   static constexpr bool items_may_spill = MaxN == 0, gpu_only = MaxN > 0;
   Args a;
@@ -29,7 +32,7 @@ struct HexOperator {
   struct NoTables {};
   [[no_unique_address]] std::conditional_t<Policy::lines, LineTables<MaxN>, NoTables> t{};
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const {
-    if constexpr (Policy::lines && Diffusion) hex_diffusion_lines<OnTheFly, MaxN, Nodal>(ctx, a, t);
+    if constexpr (Policy::lines && Diffusion) hex_diffusion_lines<OnTheFly, MaxN, Nodal, 0, 0, ElementFactors>(ctx, a, t);
     else if constexpr (Policy::lines) hex_mass_lines<OnTheFly, MaxN>(ctx, a, t);
     else if constexpr (MaxN == 0) hex_operator_runtime<Diffusion, OnTheFly>(ctx, a);
     else hex_operator<Diffusion, OnTheFly, MaxN, Nodal>(ctx, a);
@@ -208,6 +211,21 @@ int operator_bound(const OperatorKernelChoice& choice, Geometry g, int nd1, int 
   return hex_bound_for(n);
 }
 
+namespace {
+/// The bucket instances that read one factor per element (stored diffusion with the points at
+/// the nodes by lines, at bounds 6 and 12: on the GPU Gauss-Lobatto p = 4, 5 and 10, where
+/// stored data keeps the bound's kernel, operator_exact_here; p = 11). 0 where none serves:
+/// with_operator_kernel picks another kernel ahead of the buckets, or another bound.
+int bucket_element_factors(const OperatorKernelChoice& choice, Geometry g, bool diffusion, int nd1, int nq1, bool nodal, int comps) {
+  if (g != Geometry::Hexahedron || !diffusion || !nodal || operator_matmul(choice, g, diffusion, nd1, nq1) ||
+      operator_thread_element(choice, g, diffusion, nd1, nq1, nodal, false) ||
+      operator_columns(choice, g, diffusion, nd1, nq1, nodal, comps))
+    return 0;
+  const int bound = operator_bound(choice, g, nd1, nq1);
+  return bound == 6 || bound == 12 ? bound : 0;
+}
+}  // namespace
+
 /// Calls v.template operator()<Functor>() with the one-thread-per-element functor for these
 /// sizes (where operator_thread_element holds); element_factors: stored data of one factor per
 /// element (the instances of their own that read it; same shared layout, with_operator_kernel
@@ -296,7 +314,18 @@ void launch_operator(const OperatorKernelChoice& choice, const char* label, cons
     launch_operator_exact(choice, label, exec, t, diffusion, a);
     return;
   }
-  // one thread per element reading one factor per element: instances of their own
+  // one factor per element: instances of their own, one thread per element or the buckets
+  if (const int bound = bucket_element_factors(choice, g, diffusion, a.nd1, a.nq1, a.nodal_points, a.comps);
+      a.element_factors && bound > 0) {
+    const auto run = [&]<class K>() {
+      K k{a};
+      fill_line_tables(k.t, a);
+      launch(label, exec, t, k);
+    };
+    if (bound == 6) run.template operator()<HexOperator<true, false, 6, true, true>>();
+    else run.template operator()<HexOperator<true, false, 12, true, true>>();
+    return;
+  }
   if (a.element_factors && operator_thread_element(choice, g, diffusion, a.nd1, a.nq1, a.nodal_points, a.idx == nullptr)) {
     with_thread_element_kernel(diffusion, a.on_the_fly, a.nd1, a.nodal_points, true, [&]<class K>() {
       K k{a};
@@ -332,7 +361,8 @@ bool operator_element_factors(const OperatorKernelChoice& choice, const Exec& ex
   // the compile-time-size kernels (HexExact) and the one-thread-per-element kernels of the
   // global apply have instances that read them
   return operator_exact_here(choice, exec, g, diffusion, false, nd1, nq1, nodal_points, comps) ||
-         operator_thread_element(choice, g, diffusion, nd1, nq1, nodal_points, false);
+         operator_thread_element(choice, g, diffusion, nd1, nq1, nodal_points, false) ||
+         bucket_element_factors(choice, g, diffusion, nd1, nq1, nodal_points, comps) > 0;
 }
 
 OperatorRows operator_rows(const OperatorKernelChoice& choice, const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
@@ -371,8 +401,13 @@ int operator_max_threads(const OperatorKernelChoice& choice, const Exec& exec, G
     };
     return std::min(limit(false), limit(true));
   }
-  return with_operator_kernel(choice, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element,
-                              [&]<class K>() { return team_max_threads<K>(exec); });
+  const int per_point = with_operator_kernel(choice, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element,
+                                             [&]<class K>() { return team_max_threads<K>(exec); });
+  // the bucket instances that read one factor per element: the lower of the two
+  if (const int bound = bucket_element_factors(choice, g, diffusion, nd1, nq1, nodal_points, comps); !on_the_fly && !element && bound > 0)
+    return std::min(per_point, bound == 6 ? team_max_threads<HexOperator<true, false, 6, true, true>>(exec)
+                                          : team_max_threads<HexOperator<true, false, 12, true, true>>(exec));
+  return per_point;
 }
 
 }  // namespace tessera::fem::interp_detail
