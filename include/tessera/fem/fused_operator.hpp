@@ -97,11 +97,12 @@ class FusedOperator : public interp_detail::ElementBase {
   /// more shared memory than the device has (bounded kernels).
   OperatorPlan plan(bool diffusion, bool on_the_fly, bool element, int epb = 0) const;
   /// Whether the kernel with stored data can read one factor per element
-  /// (OperatorPlan::element_factors): hexahedra by the compile-time-size kernels and the
-  /// one-thread-per-element kernels, which have instances for it. On the GPU: Gauss points
-  /// (q = p + 2) at p = 1..10; Gauss-Lobatto points (diffusion) at p = 1, 2, 3 (one component)
-  /// and 6..9. Not the other kernels (the buckets, the columns, the run-time-size kernel,
-  /// quadrilaterals, simplices).
+  /// (OperatorPlan::element_factors): hexahedra by the compile-time-size kernels, the
+  /// one-thread-per-element kernels and the Gauss-Lobatto diffusion buckets 6 and 12, which
+  /// have instances for it. On the GPU: Gauss points (q = p + 2) at p = 1..10; Gauss-Lobatto
+  /// points (diffusion) at p = 1..11 except the column kernel (several components at p = 3,
+  /// 4). Not the other kernels (the other buckets, the run-time-size kernel, quadrilaterals,
+  /// simplices).
   bool reads_element_factors(bool diffusion) const;
   /// apply and apply_element as planned (plan.on_the_fly: qdata must be nullptr; plan.element
   /// must match the call; plan.element_factors: qdata (ne, nf), reads_element_factors must hold).

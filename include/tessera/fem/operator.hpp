@@ -88,8 +88,8 @@ struct OperatorOptions {
   /// element's map is affine, instead of at every point (the same operator up to rounding;
   /// 6 numbers instead of 6 q^3 per hexahedron). CPU backends: per element, in the batched
   /// kernel. GPU (the team kernels): where every element of the mesh is affine and the kernel
-  /// reads them (Gauss points at p = 1..10; Gauss-Lobatto points: diffusion at p = 1, 2, 3 on
-  /// one component and 6..9; FusedOperator::reads_element_factors).
+  /// reads them (Gauss points at p = 1..10; Gauss-Lobatto points: diffusion at p = 1..11 but
+  /// several components at p = 3, 4; FusedOperator::reads_element_factors).
   /// Curved meshes and distorted elements keep the per-point factors.
   bool compress_geometry = true;
 };
