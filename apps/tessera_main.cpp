@@ -704,7 +704,7 @@ int main(int argc, char** argv) {
                   "BP1-BP4 on quadrilaterals and hexahedra: q = p + N Gauss points per direction (2: the CEED problems; 1: q = p + 1)")
       ->check(in_range(1, 4));
   bbp->add_flag("--full-geometry", bp_opt.full_geometry,
-                "keep the factors at every point on affine elements too (no compressed geometry; on the GPU it applies to the hexahedron kernels by lines of compile-time size), for comparisons");
+                "keep the factors at every point on affine elements too (no compressed geometry; on the GPU it applies to the hexahedron kernels of compile-time sizes or bounds), for comparisons");
   bbp->add_option("--cg-iters", bp_opt.cg_iters, "Jacobi-CG iterations timed per case (0: no CG)")
       ->check(in_range(0, 100000))
       ->capture_default_str();
