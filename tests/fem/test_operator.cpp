@@ -874,7 +874,7 @@ TEST_P(OperatorTest, CompressedGeometryOnTheTeamKernelsEqualsThePerPointFactors)
           // points at p = 3, 4) and, on the CPU, diffusion with Gauss points at p = 2..5
           if (mesh == &hex && compile_time_kernels_on(exec())) {
             const bool columns = gll && comps > 1 && (p == 3 || p == 4);
-            const bool reads = mass || p == 1 || gll ? !columns : exec().on_device() || p >= 6;
+            const bool reads = (mass || p == 1 || gll) ? !columns : (exec().on_device() || p >= 6);
             EXPECT_EQ(A.compressed_elements(), reads ? mesh->num_elements() : 0);
           }
           const auto xh = random_vector(std::size_t(space.num_dofs()), 11u + unsigned(p));

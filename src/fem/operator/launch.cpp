@@ -20,13 +20,13 @@ struct QuadOperator {
   TESSERA_HOST_DEVICE void operator()(TeamContext& ctx) const { quad_operator<Diffusion, OnTheFly>(ctx, a); }
 };
 /// ElementFactors: stored diffusion by lines with the points at the nodes reading one factor
-/// per element (bounds 6 and 12, bucket_element_factors).
+/// per element (bounds 6 and 12; with_operator_kernel).
 template <bool Diffusion, bool OnTheFly, int MaxN, bool Nodal = false, bool ElementFactors = false>
 struct HexOperator {
   using Policy = HexPolicy<Diffusion, OnTheFly, MaxN, Nodal>;
   static_assert(!ElementFactors || (Policy::lines && Diffusion && Nodal && !OnTheFly));
   static constexpr int max_registers = Policy::max_registers;
-  static constexpr bool items_may_spill = MaxN == 0, gpu_only = MaxN > 0;
+  static constexpr bool items_may_spill = MaxN == 0, gpu_only = MaxN > 0, element_factors = ElementFactors;
   Args a;
   /// The line kernel's 1-D tables (launch_operator fills them), in the kernel's parameters
   struct NoTables {};
@@ -50,10 +50,11 @@ struct HexMassMatmul {
 
 /// Hexahedra with N nodes and at most N + 1 points per direction (hex_thread_element): one
 /// thread per element. ElementFactors: stored data of one factor per element (the global
-/// apply on affine meshes, with_thread_element_kernel).
+/// apply on affine meshes; with_operator_kernel).
 template <int N, bool Diffusion, bool OnTheFly, bool ElementFactors = false>
 struct HexThreadElement {
-  static constexpr bool thread_element = true, stages_evector = false, bulk = false, gpu_only = true;
+  static constexpr bool thread_element = true, stages_evector = false, bulk = false, gpu_only = true,
+                        element_factors = ElementFactors;
   static constexpr int global_block = 0;
   Args a;
   ThreadElementTables<N> t{};  // launch_operator fills them
@@ -69,7 +70,7 @@ struct HexThreadElement {
 template <int N, bool OnTheFly, bool ElementFactors = false>
 struct HexThreadElementNodal {
   static constexpr bool thread_element = true, stages_evector = true, bulk = !OnTheFly && !ElementFactors && N == 3,
-                        gpu_only = true;
+                        gpu_only = true, element_factors = ElementFactors;
   // on the fly at N = 3: 256. H100, 8M DOFs, two rounds against the rule's 64: BP5 1.06x, BP6
   // 1.11x; not element by element (BK5 1.07x, BK6 0.96x); 256 for the other on-the-fly thread
   // kernels lost (p = 2 mass BP1 0.98x, p = 1 0.84-0.93x) (docs/benchmarks/operators.md)
@@ -211,25 +212,9 @@ int operator_bound(const OperatorKernelChoice& choice, Geometry g, int nd1, int 
   return hex_bound_for(n);
 }
 
-namespace {
-/// The bucket instances that read one factor per element (stored diffusion with the points at
-/// the nodes by lines, at bounds 6 and 12: on the GPU Gauss-Lobatto p = 4, 5 and 10, where
-/// stored data keeps the bound's kernel, operator_exact_here; p = 11). 0 where none serves:
-/// with_operator_kernel picks another kernel ahead of the buckets, or another bound.
-int bucket_element_factors(const OperatorKernelChoice& choice, Geometry g, bool diffusion, int nd1, int nq1, bool nodal, int comps) {
-  if (g != Geometry::Hexahedron || !diffusion || !nodal || operator_matmul(choice, g, diffusion, nd1, nq1) ||
-      operator_thread_element(choice, g, diffusion, nd1, nq1, nodal, false) ||
-      operator_columns(choice, g, diffusion, nd1, nq1, nodal, comps))
-    return 0;
-  const int bound = operator_bound(choice, g, nd1, nq1);
-  return bound == 6 || bound == 12 ? bound : 0;
-}
-}  // namespace
-
 /// Calls v.template operator()<Functor>() with the one-thread-per-element functor for these
-/// sizes (where operator_thread_element holds); element_factors: stored data of one factor per
-/// element (the instances of their own that read it; same shared layout, with_operator_kernel
-/// names the per-point ones for the plan's queries).
+/// sizes (where operator_thread_element holds); element_factors: with stored data, the
+/// instance that reads one factor per element.
 template <class Visit>
 auto with_thread_element_kernel(bool diffusion, bool on_the_fly, int nd1, bool nodal, bool element_factors, const Visit& v) {
   const auto stored = [&]<class PerPoint, class PerElement>() {
@@ -251,11 +236,22 @@ auto with_thread_element_kernel(bool diffusion, bool on_the_fly, int nd1, bool n
                     : stored.template operator()<HexThreadElement<2, false, false>, HexThreadElement<2, false, false, true>>();
 }
 
+/// Whether functor K reads one factor per element (Args::element_factors).
+template <class K>
+constexpr bool kernel_reads_element_factors() {
+  if constexpr (requires { K::element_factors; }) return K::element_factors;
+  else return false;
+}
+
 /// Calls v.template operator()<Functor>() with the functor type of the kernel that serves
-/// (geometry, diffusion, on the fly, 1-D sizes, points at the nodes).
+/// (geometry, diffusion, on the fly, 1-D sizes, points at the nodes). element_factors: with
+/// stored data, the instance that reads one factor per element where the kernel has one (one
+/// thread per element; the nodal-diffusion buckets 6 and 12), else the per-point one
+/// (kernel_reads_element_factors<K> tells). Those instances keep the per-point one's shared layout,
+/// so the plan's shape queries ask for the per-point type.
 template <class Visit>
 auto with_operator_kernel(const OperatorKernelChoice& choice, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal, int comps, bool element,
-                          const Visit& v) {
+                          bool element_factors, const Visit& v) {
   if (g == Geometry::Triangle || g == Geometry::Tetrahedron) {
     const auto simplex = [&]<bool D, bool O>() {
       if (g == Geometry::Triangle) return v.template operator()<SimplexOperator<D, O, 2>>();
@@ -272,7 +268,7 @@ auto with_operator_kernel(const OperatorKernelChoice& choice, Geometry g, bool d
                       : v.template operator()<HexMassMatmul<false, 16>>();
   }
   if (operator_thread_element(choice, g, diffusion, nd1, nq1, nodal, element))
-    return with_thread_element_kernel(diffusion, on_the_fly, nd1, nodal, false, v);
+    return with_thread_element_kernel(diffusion, on_the_fly, nd1, nodal, element_factors, v);
   if (operator_columns(choice, g, diffusion, nd1, nq1, nodal, comps)) {
     if (nd1 == 5)
       return on_the_fly ? v.template operator()<HexColumnNodal<5, true>>() : v.template operator()<HexColumnNodal<5, false>>();
@@ -282,6 +278,10 @@ auto with_operator_kernel(const OperatorKernelChoice& choice, Geometry g, bool d
   // the buckets: p <= 2, 4, 6, 8, 10, 12, 14 with q = p + 2 (operator_bound);
   // bound 0: the run-time-size kernel
   const auto by_bound = [&]<bool D, bool O, bool Nodal>() {
+    if constexpr (D && !O && Nodal)
+      if (element_factors && (bound == 6 || bound == 12))
+        return bound == 6 ? v.template operator()<HexOperator<D, O, 6, Nodal, true>>()
+                          : v.template operator()<HexOperator<D, O, 12, Nodal, true>>();
     switch (bound) {
       case 4: return v.template operator()<HexOperator<D, O, 4, Nodal>>();
       case 6: return v.template operator()<HexOperator<D, O, 6, Nodal>>();
@@ -314,28 +314,8 @@ void launch_operator(const OperatorKernelChoice& choice, const char* label, cons
     launch_operator_exact(choice, label, exec, t, diffusion, a);
     return;
   }
-  // one factor per element: instances of their own, one thread per element or the buckets
-  if (const int bound = bucket_element_factors(choice, g, diffusion, a.nd1, a.nq1, a.nodal_points, a.comps);
-      a.element_factors && bound > 0) {
-    const auto run = [&]<class K>() {
-      K k{a};
-      fill_line_tables(k.t, a);
-      launch(label, exec, t, k);
-    };
-    if (bound == 6) run.template operator()<HexOperator<true, false, 6, true, true>>();
-    else run.template operator()<HexOperator<true, false, 12, true, true>>();
-    return;
-  }
-  if (a.element_factors && operator_thread_element(choice, g, diffusion, a.nd1, a.nq1, a.nodal_points, a.idx == nullptr)) {
-    with_thread_element_kernel(diffusion, a.on_the_fly, a.nd1, a.nodal_points, true, [&]<class K>() {
-      K k{a};
-      fill_thread_element_tables(k.t, a);
-      launch(label, exec, t, k);
-      return 0;
-    });
-    return;
-  }
-  with_operator_kernel(choice, g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, a.comps, a.idx == nullptr, [&]<class K>() {
+  with_operator_kernel(choice, g, diffusion, a.on_the_fly, a.nd1, a.nq1, a.nodal_points, a.comps, a.idx == nullptr,
+                       a.element_factors, [&]<class K>() {
     K k{a};
     if constexpr (requires { K::column_tables; }) {
       fill_thread_element_tables(k.t, a);
@@ -352,24 +332,24 @@ void launch_operator(const OperatorKernelChoice& choice, const char* label, cons
 
 bool operator_may_spill(const OperatorKernelChoice& choice, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1, bool nodal_points, int comps,
                         bool element) {
-  return with_operator_kernel(choice, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element,
+  return with_operator_kernel(choice, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element, false,
                               [&]<class K>() { return detail::team_items_may_spill<K>(); });
 }
 
 bool operator_element_factors(const OperatorKernelChoice& choice, const Exec& exec, Geometry g, bool diffusion, int nd1,
                               int nq1, bool nodal_points, int comps) {
-  // the compile-time-size kernels (HexExact) and the one-thread-per-element kernels of the
-  // global apply have instances that read them
+  // the compile-time-size kernels (HexExact), and the kernels with_operator_kernel has
+  // instances for, in the global apply
   return operator_exact_here(choice, exec, g, diffusion, false, nd1, nq1, nodal_points, comps) ||
-         operator_thread_element(choice, g, diffusion, nd1, nq1, nodal_points, false) ||
-         bucket_element_factors(choice, g, diffusion, nd1, nq1, nodal_points, comps) > 0;
+         with_operator_kernel(choice, g, diffusion, false, nd1, nq1, nodal_points, comps, false, true,
+                              [&]<class K>() { return kernel_reads_element_factors<K>(); });
 }
 
 OperatorRows operator_rows(const OperatorKernelChoice& choice, const Exec& exec, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                            bool nodal_points, int comps, bool element) {
   // the compile-time-size kernels run by lines, as their bound's do except at bound 4
   if (operator_exact_here(choice, exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps)) return OperatorRows{nq1, nd1, true, false, true};
-  return with_operator_kernel(choice, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element, [&]<class K>() {
+  return with_operator_kernel(choice, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element, false, [&]<class K>() {
     if constexpr (requires { typename K::Policy; }) {
       using P = typename K::Policy;
       return OperatorRows{P::rows > 0 ? P::rows : nq1, P::gather_rows > 0 ? P::gather_rows : nd1, P::lines, false, false};
@@ -381,7 +361,7 @@ OperatorRows operator_rows(const OperatorKernelChoice& choice, const Exec& exec,
 
 ThreadElementLayout operator_thread_element_layout(const OperatorKernelChoice& choice, Geometry g, bool diffusion, bool on_the_fly, int nd1, int nq1,
                                                    bool nodal_points, int comps, bool element) {
-  return with_operator_kernel(choice, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element, [&]<class K>() {
+  return with_operator_kernel(choice, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element, false, [&]<class K>() {
     if constexpr (requires { K::thread_element; })
       return ThreadElementLayout{K::stages_evector, K::bulk, K::global_block};
     else return ThreadElementLayout{false, false, 0};
@@ -392,22 +372,13 @@ int operator_max_threads(const OperatorKernelChoice& choice, const Exec& exec, G
                          bool nodal_points, int comps, bool element) {
   if (operator_exact_here(choice, exec, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps))
     return operator_exact_max_threads(choice, exec, diffusion, on_the_fly, nd1, nq1, nodal_points);
-  // stored, one thread per element, global apply: the lower of the two instances' limits (the
-  // plan's shape serves both)
-  if (!on_the_fly && !element && operator_thread_element(choice, g, diffusion, nd1, nq1, nodal_points, false)) {
-    const auto limit = [&](bool element_factors) {
-      return with_thread_element_kernel(diffusion, false, nd1, nodal_points, element_factors,
-                                        [&]<class K>() { return team_max_threads<K>(exec); });
-    };
-    return std::min(limit(false), limit(true));
-  }
-  const int per_point = with_operator_kernel(choice, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element,
-                                             [&]<class K>() { return team_max_threads<K>(exec); });
-  // the bucket instances that read one factor per element: the lower of the two
-  if (const int bound = bucket_element_factors(choice, g, diffusion, nd1, nq1, nodal_points, comps); !on_the_fly && !element && bound > 0)
-    return std::min(per_point, bound == 6 ? team_max_threads<HexOperator<true, false, 6, true, true>>(exec)
-                                          : team_max_threads<HexOperator<true, false, 12, true, true>>(exec));
-  return per_point;
+  const auto limit = [&](bool element_factors) {
+    return with_operator_kernel(choice, g, diffusion, on_the_fly, nd1, nq1, nodal_points, comps, element, element_factors,
+                                [&]<class K>() { return team_max_threads<K>(exec); });
+  };
+  // stored, global apply: the lower of the per-point instance's and the one reading one factor
+  // per element (the plan's shape serves both)
+  return on_the_fly || element ? limit(false) : std::min(limit(false), limit(true));
 }
 
 }  // namespace tessera::fem::interp_detail

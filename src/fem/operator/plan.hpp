@@ -81,8 +81,8 @@ bool operator_may_spill(const OperatorKernelChoice& choice, Geometry g, bool dif
                         bool element);
 /// Whether the kernel that launch_operator picks for these sizes with stored data can read one
 /// factor per element (Args::element_factors) in the global apply: the compile-time-size
-/// kernels where exec runs them (operator_exact_here) and the one-thread-per-element kernels
-/// (operator_thread_element), which have instances for it.
+/// kernels where exec runs them (operator_exact_here), the one-thread-per-element kernels and
+/// the nodal-diffusion buckets 6 and 12, which have instances for it.
 bool operator_element_factors(const OperatorKernelChoice& choice, const Exec& exec, Geometry g, bool diffusion, int nd1,
                               int nq1, bool nodal_points, int comps);
 /// The row lengths (row_length) of the shared buffers of the kernel that launch_operator picks
