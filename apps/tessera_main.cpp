@@ -680,8 +680,8 @@ int main(int argc, char** argv) {
         ->check(in_range(0, 64))
         ->capture_default_str();
     cmd->add_option("--ordering", o.ordering,
-                    "Global node numbering of the H1 spaces (fem::NodeOrdering): auto (interleaved up to p = 2, "
-                    "first-touch at p = 3, shared-first from p = 4), first-touch, by-entity, interleaved or "
+                    "Global node numbering of the H1 spaces (fem::NodeOrdering): auto (GPU: interleaved up to p = 2, "
+                    "first-touch at p = 3, shared-first from p = 4; CPU: interleaved), first-touch, by-entity, interleaved or "
                     "shared-first (first touch, the nodes of one element last)")
         ->check(CLI::IsMember({"auto", "first-touch", "by-entity", "interleaved", "shared-first"}))
         ->capture_default_str();

@@ -217,7 +217,7 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
                                    : team_compressed ? ne * 8.0 * factors + nq * 8.0
                                                      : ne * nq * 8.0 * factors;
           const double bytes = opt.element ? ne * nd * pr.components() * 16.0 + geo_bytes
-                                           : geo_bytes + ne * nd * 4.0 + ndofs * 16.0;
+                                           : geo_bytes + (batched ? double(cpu.index_bytes) : ne * nd * 4.0) + ndofs * 16.0;
           // E-vectors for BK, filled by gathering x.
           Array<double, 3> xe, ye;
           if (opt.element) {
@@ -331,7 +331,8 @@ int run_bp(const BpOptions& opt, std::ostream& out) {
                            {"roofline_gbs", ref_gbs}, {"perturb", opt.perturb},
                            {"cpu_batched_lanes", batched ? cpu.lanes : 0},
                            {"compressed_elements", compressed},
-                           {"cpu_shared_batches", cpu.shared_batches}, {"cpu_colours", cpu.colours}};
+                           {"cpu_shared_batches", cpu.shared_batches}, {"cpu_colours", cpu.colours},
+                           {"cpu_vector_access_share", cpu.vector_access_share}};
           if (!opt.element && opt.cg_iters > 0) {
             // Jacobi CG for a fixed number of iterations (tolerance 0), all vectors on the device.
             Array<double> inv = A.diagonal(), b("bp/b", {ndofs}, exec.space()), u("bp/u", {ndofs}, exec.space());

@@ -457,11 +457,17 @@ void H1Space::interleave() {
   // The first-touch numbering gives each entity (vertex, edge, face, interior) one block of
   // consecutive ids: a block starts where an id is the lowest of its entity. Visiting the
   // element nodes position by position (every element's local node 0, then every element's
-  // node 1, ...) renumbers each block, kept whole, at its first visit.
+  // node 1, ...) renumbers each block at its first visit, together with the blocks of the same
+  // size first visited at the same position by the elements of the same group of
+  // interleave_group consecutive elements: node t of the j-th of those m blocks gets
+  // base + t m + j, so that the elements of a group reach one position through neighbouring ids
+  // whatever the size of the entity (the CPU kernels' batches of elements are such groups).
   const index_t nn = num_nodes_;
   std::vector<index_t> start(std::size_t(nn), -1);  // old id -> first old id of its block
-  const auto mark = [&](index_t base, index_t size) {
-    for (index_t i = 0; i < size; ++i) start[std::size_t(base + i)] = base;
+  std::vector<index_t> size(std::size_t(nn), 0);    // at a block's first old id: its size
+  const auto mark = [&](index_t base, index_t count) {
+    for (index_t i = 0; i < count; ++i) start[std::size_t(base + i)] = base;
+    size[std::size_t(base)] = count;
   };
   for (index_t id : vertex_node_)
     if (id >= 0) mark(id, 1);
@@ -484,17 +490,47 @@ void H1Space::interleave() {
     if (count > 0) mark(low, count);
   }
   std::vector<index_t> fresh(std::size_t(nn), -1);  // old id -> new id
+  std::vector<unsigned char> step(std::size_t(nn), 1);  // at a block's first old id: its new stride
+  std::vector<char> met(std::size_t(nn), 0);
   index_t n = 0;
-  for (std::size_t l = 0; l < most; ++l)
+  std::vector<index_t> group;  // first old ids of the blocks numbered together
+  const auto flush = [&] {
+    const index_t m = index_t(group.size());
+    if (m == 0) return;
+    const index_t s = size[std::size_t(group[0])];
+    for (index_t j = 0; j < m; ++j) {
+      const index_t b = group[std::size_t(j)];
+      for (index_t t = 0; t < s; ++t) fresh[std::size_t(b + t)] = n + t * m + j;
+      step[std::size_t(b)] = static_cast<unsigned char>(m);
+    }
+    n += m * s;
+    group.clear();
+  };
+  for (std::size_t l = 0; l < most; ++l) {
+    index_t group_of = -1;  // the element group of the blocks in `group`
     for (index_t e = 0; e < ne; ++e) {
       const std::size_t k = std::size_t(offsets_[std::size_t(e)]) + l;
       if (k >= std::size_t(offsets_[std::size_t(e) + 1])) continue;
-      const index_t old = nodes_[k], b = start[std::size_t(old)];
-      if (fresh[std::size_t(b)] >= 0) continue;
-      for (index_t i = b; i < nn && start[std::size_t(i)] == b; ++i) fresh[std::size_t(i)] = n++;
+      const index_t b = start[std::size_t(nodes_[k])];
+      if (met[std::size_t(b)]) continue;
+      met[std::size_t(b)] = 1;
+      if (!group.empty() && (e / interleave_group != group_of || index_t(group.size()) == interleave_group ||
+                             size[std::size_t(group[0])] != size[std::size_t(b)]))
+        flush();
+      group_of = e / interleave_group;
+      group.push_back(b);
     }
+    flush();
+  }
   if (n != nn)
     fail("fem::H1Space: internal error: interleaved ", n, " of ", nn, " nodes (please report this mesh)");
+  const auto steps = [&](const std::vector<index_t>& base, std::vector<unsigned char>& out) {
+    out.assign(base.size(), 1);
+    for (std::size_t i = 0; i < base.size(); ++i)
+      if (base[i] >= 0) out[i] = step[std::size_t(base[i])];
+  };
+  steps(edge_node_, edge_step_);
+  steps(face_node_, face_step_);
   renumber(fresh);
 }
 
@@ -508,7 +544,8 @@ void H1Space::entity_nodes(Geometry g, std::span<const index_t> v, std::vector<i
   auto add_edge = [&](index_t a, index_t b) {
     const index_t eid = edge_id(a, b);
     if (eid < 0) fail("its edge (", a, ", ", b, ") is not an edge of any element");
-    for (int t = 0; t < p - 1; ++t) out.push_back(edge_node_[std::size_t(eid)] + t);
+    const index_t step = edge_step_.empty() ? 1 : edge_step_[std::size_t(eid)];
+    for (int t = 0; t < p - 1; ++t) out.push_back(edge_node_[std::size_t(eid)] + t * step);
   };
   if (g == Geometry::Segment) {
     add_edge(v[0], v[1]);
@@ -523,7 +560,8 @@ void H1Space::entity_nodes(Geometry g, std::span<const index_t> v, std::vector<i
     const index_t f = face_id(k);
     if (f < 0) fail("it is not a face of any element");
     const index_t nf = face_nodes(k, p);
-    for (index_t i = 0; i < nf; ++i) out.push_back(face_node_[std::size_t(f)] + i);
+    const index_t step = face_step_.empty() ? 1 : face_step_[std::size_t(f)];
+    for (index_t i = 0; i < nf; ++i) out.push_back(face_node_[std::size_t(f)] + i * step);
   }
 }
 

@@ -451,6 +451,7 @@ H1Operator::CpuKernelInfo H1Operator::cpu_kernel() const {
     info.lanes = b.lanes();
     info.compressed_elements += b.compressed_elements();
     info.geometry_bytes += b.geometry_bytes();
+    info.index_bytes += b.index_bytes();
     info.threads = std::max(info.threads, b.threads());
     info.shared_batches += b.batches() - b.interior_batches();
     info.colours = std::max(info.colours, b.colours());

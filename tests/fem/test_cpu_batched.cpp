@@ -21,7 +21,7 @@
 #include "tessera/fem/operator.hpp"
 #include "tessera/fem/quadrature.hpp"
 #include "tessera/fem/restriction.hpp"
-#include "operator/cpu_batched.hpp"  // internal (src/fem): the colour limit
+#include "operator/cpu_batched.hpp"  // internal (src/fem): the colour limit, the batches' ids
 
 using namespace tessera;
 using namespace tessera::fem;
@@ -134,18 +134,21 @@ TEST(CpuBatched, RunTimeContractionsEqualTheFixedSizeOnes) {
   }
 }
 
-// NodeOrdering::Interleaved at p = 1, 2 gives consecutive elements consecutive node ids at each
-// local node: most gathers and scatters of a full batch are one vector access (16 elements per
-// row: two full batches per row at 8 lanes, four at 4, eight at 2).
+// NodeOrdering::Interleaved numbers the nodes that a group of 8 consecutive elements first
+// meets at one local position together, node by node, so that at every order the elements of a
+// batch reach a local position through one run of consecutive ids, or two where the batch
+// reaches into the next group (the upper faces, edges and vertices): with 16 elements per row
+// every access of this mesh's full batches is one or two vector accesses (8 lanes: 12 full
+// batches; 4 and 2 lanes likewise). The first-touch numbering gives none at p = 2.
 TEST(CpuBatched, InterleavedNumberingTakesVectorAccessesAndEqualsTheTeamKernel) {
   const Mesh mesh = test::distorted_mesh("box:hex:16x2x3");
-  for (int p : {1, 2}) {
+  for (int p : {1, 2, 3, 4}) {
     H1Space space(mesh, p, 1, NodeOrdering::Interleaved);
     const auto x = test::random_vector(std::size_t(space.num_dofs()), 31u);
     for (const Case& c : kCases) {
       if (c.kind == OperatorKind::Mass && c.rule == QuadratureType::GaussLobatto) continue;
       const H1Operator A(space, c.kind, Exec::serial(), options(c, p, true));
-      EXPECT_GT(A.cpu_kernel().vector_access_share, 0.3) << p;
+      EXPECT_EQ(A.cpu_kernel().vector_access_share, 1.0) << p;
       EXPECT_LE(rel_diff(apply_to(A, x), apply_to(H1Operator(space, c.kind, Exec::serial(), options(c, p, false)), x)),
                 1e-14)
           << name(c.kind) << " p = " << p;
@@ -156,6 +159,38 @@ TEST(CpuBatched, InterleavedNumberingTakesVectorAccessesAndEqualsTheTeamKernel) 
       EXPECT_EQ(H1Operator(first_touch, OperatorKind::Mass, Exec::serial()).cpu_kernel().vector_access_share, 0.0);
     }
   }
+}
+
+// The batches' node ids (operator/cpu_indices.hpp): a local node whose lanes hold one run of
+// consecutive ids keeps its start, two runs their starts, anything else every lane's id;
+// node() gives back every id, and the padded lanes of a partial last batch (which repeat its
+// last element) are never taken as a run.
+TEST(CpuBatched, BatchIndicesKeepRunsAndGiveBackEveryId) {
+  const int W = cpu_detail::BatchedOperator::lanes();
+  const int nd = 4;
+  const index_t ne = 3 * W + 1;
+  std::vector<int> map(std::size_t(ne) * nd);
+  for (index_t e = 0; e < ne; ++e) {
+    const int lane = int(e % W);
+    int* m = map.data() + std::size_t(e) * nd;
+    m[0] = int(100 + e);                                    // one run
+    m[1] = int(lane < W / 2 ? 1000 + e : 5000 + e);         // two runs, split at W / 2
+    m[2] = int(7 * e + 3);                                  // every lane apart
+    m[3] = lane < W / 2 ? int(10 + e) : lane - W / 2;       // two runs, the second too close to 0
+  }
+  const cpu_detail::BatchIndices ix(map.data(), ne, nd);
+  ASSERT_EQ(ix.nb, 4);
+  // with 2 lanes any two ids are two runs
+  const int apart = W == 2 ? 1 : 0;
+  const int expected[4] = {W, W / 2, apart, 0};
+  for (index_t b = 0; b < ix.nb; ++b)
+    for (int i = 0; i < nd; ++i) {
+      EXPECT_EQ(int(ix.split[std::size_t(b) * nd + i]), b < 3 ? expected[i] : 0) << "batch " << b << " node " << i;
+      for (int l = 0; l < W; ++l)
+        EXPECT_EQ(ix.node(b, i, l), map[std::size_t(std::min<index_t>(b * W + l, ne - 1)) * nd + i])
+            << "batch " << b << " node " << i << " lane " << l;
+    }
+  EXPECT_DOUBLE_EQ(ix.vector_access_share(), (W == 2 ? 9.0 : 6.0) / 16.0);
 }
 
 TEST(CpuBatched, QuadrilateralsEqualTheTeamKernelOnDistortedElements) {

@@ -244,6 +244,33 @@ TEST(H1Space, SharedNodesAgreeUnderElementRotations) {
       }
 }
 
+TEST(H1Space, InterleavedOrderingGivesEachGroupOneOrTwoRunsAtEveryLocalNode) {
+  // Interleaved numbers the entities that a group of interleave_group consecutive elements first
+  // meets at one local position together, node by node. On a box with rows of 16 elements (two
+  // groups per row) the group's 8 ids at every local position are then one run of consecutive
+  // ids, or two where the position reaches the next group (its upper faces, edges, vertices),
+  // at every order; the block numbering before (each entity's nodes consecutive) gives p - 1
+  // apart from p = 3 on. Fewer runs than that would be a wrong id, caught by the bijection.
+  static_assert(interleave_group == 8);
+  for (Geometry g : {Geometry::Quadrilateral, Geometry::Hexahedron})
+    for (int p : {1, 2, 3, 4, 5}) {
+      const Mesh m = box_mesh(g, {16, 2, 2});
+      const H1Space il(m, p, 1, NodeOrdering::Interleaved);
+      const std::size_t nd = il.element_nodes(0).size();
+      int one = 0, two = 0, more = 0;
+      for (index_t first = 0; first < m.num_elements(); first += 8)
+        for (std::size_t l = 0; l < nd; ++l) {
+          int runs = 1;
+          for (index_t e = first + 1; e < first + 8; ++e) runs += il.element_nodes(e)[l] != il.element_nodes(e - 1)[l] + 1;
+          (runs == 1 ? one : runs == 2 ? two : more) += 1;
+        }
+      EXPECT_EQ(more, 0) << name(g) << " p=" << p;
+      EXPECT_GT(one, two) << name(g) << " p=" << p;
+      const std::vector<index_t> to_il = slot_bijection(H1Space(m, p, 1, NodeOrdering::FirstTouch), il);
+      EXPECT_FALSE(to_il.empty()) << name(g) << " p=" << p;
+    }
+}
+
 TEST(H1Space, NodeOrderings) {
   for (Geometry g : box_geometries)
     for (int p : {1, 2, 4}) {
@@ -334,8 +361,8 @@ TEST(H1Space, SharedFirstPutsTheNodesOfOneElementLastAndExclusiveFromFindsThem) 
 
 TEST(H1Space, InterleavedOrderingNumbersLocalNodeByLocalNode) {
   // Interleaved: every element's local node 0 is numbered before any element's node 1, and so
-  // on, each entity's nodes as one consecutive block (the entity node lists rely on it), and
-  // the sharing is that of first touch (a slot-by-slot bijection).
+  // on, each entity's nodes a fixed stride apart (the entity node lists follow it), and the
+  // sharing is that of first touch (a slot-by-slot bijection).
   for (Geometry g : box_geometries)
     for (int p : {1, 2, 3, 4}) {
       const Mesh m = renumbered(box_mesh(g, {3, 2, 3}), 5);

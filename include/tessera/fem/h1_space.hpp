@@ -25,9 +25,10 @@
 /// element are then close together in memory, and so are those of neighbouring elements,
 /// which is what kernels that run an element's nodes on neighbouring threads read.
 /// `Interleaved` visits the elements' nodes local position by local position instead (every
-/// element's node 0, then every element's node 1, ...), still numbering each entity's block
-/// at its first visit: the nodes of consecutive elements at one local position are then
-/// neighbours, which is what kernels that run one element per thread read (at p = 1, 2 on
+/// element's node 0, then every element's node 1, ...), numbering each entity at its first
+/// visit, node by node together with the entities that the same group of interleave_group
+/// elements first meets there (an entity's nodes are then a stride apart): the nodes of
+/// consecutive elements at one local position are then neighbours, which is what kernels that run one element per thread read (at p = 1, 2 on
 /// hexahedra, and hexahedron mass at p = 2 in the global apply). `Auto`, the default, takes
 /// what the kernels of the space's backend read best (auto_ordering): for the GPU Interleaved
 /// up to p = 2, first touch at p = 3 and SharedFirst from p = 4 (docs/benchmarks/operators.md);
@@ -64,10 +65,18 @@ enum class NodeOrdering {
   ByEntity,    ///< vertices, then edges, then faces, then element interiors
   Interleaved,  ///< local node by local node across the elements (every element's node 0, then
                 ///< every element's node 1, ...), each entity's nodes numbered at its first
-                ///< visit: consecutive elements' nodes at one local position are then close
+                ///< visit, spread among those of its group (interleave_group): consecutive
+                ///< elements' nodes at one local position are then neighbours
   SharedFirst,  ///< FirstTouch, then the nodes used by one element only moved after all the others
   Auto          ///< the default: auto_ordering of the order and the backend
 };
+
+/// NodeOrdering::Interleaved numbers the entities that the elements of one group of this many
+/// consecutive elements first meet at one local position together, node by node: node t of
+/// the j-th of m such entities gets base + t m + j. Consecutive elements of a group then reach
+/// every local position through consecutive ids, at any order (the CPU kernels' batches of 2,
+/// 4 or 8 elements are such groups, or parts of one).
+inline constexpr index_t interleave_group = 8;
 
 /// The numbering NodeOrdering::Auto takes at order p for kernels on backend b: on the GPU
 /// Interleaved up to p = 2, FirstTouch at p = 3, SharedFirst from p = 4; on the serial and
@@ -156,6 +165,8 @@ class H1Space {
   std::vector<index_t> edge_node_;             // first node of each edge's p - 1 nodes
   std::vector<Key> faces_;                     // sorted vertex ids (triangles padded), ascending
   std::vector<index_t> face_node_;             // first node of each face's interior nodes
+  // Interleaved: the stride between an edge's / a face's consecutive nodes (empty: 1)
+  std::vector<unsigned char> edge_step_, face_step_;
   std::vector<std::pair<index_t, int>> exterior_;  // (element, local face / edge / vertex) used once
   std::vector<index_t> offsets_{0}, nodes_;
 };

@@ -152,11 +152,14 @@ class H1Operator {
     /// the geometry it reads: factors, and on the fly the first-order maps' coefficients
     /// (2^dim dim per element) of the elements that are not affine
     std::size_t geometry_bytes = 0;
+    /// the node ids it reads: the starts of the runs of consecutive ids, the other ids one by one
+    std::size_t index_bytes = 0;
     int threads = 0;                  ///< threads it runs on
     index_t shared_batches = 0;       ///< batches that share nodes with another thread's (run in colours)
     int colours = 0;                  ///< colours of those batches
-    /// share of the gathers and scatters (per batch and local node) that are one vector access:
-    /// the lanes' nodes have consecutive ids (NodeOrdering::Interleaved at p <= 2, InterleavedNodes)
+    /// share of the gathers and scatters (per batch and local node) that are one vector access,
+    /// or two where the lanes' ids are two runs of consecutive ids (NodeOrdering::Interleaved,
+    /// the CPU's default numbering, on structured meshes)
     double vector_access_share = 0;
   };
   CpuKernelInfo cpu_kernel() const;

@@ -193,17 +193,18 @@ BatchedOperator::BatchedOperator(const BatchedInput& in, const Exec& exec, bool 
   std::vector<int> owner(std::size_t(nn_), -1);  // range touching the node; -2: several
   for (index_t b = 0; b < nb_; ++b) {
     const int r = range_of(b);
-    for (std::size_t k = std::size_t(b) * nd_ * W; k < std::size_t(b + 1) * nd_ * W; ++k) {
-      int& o = owner[std::size_t(ix_.idx[k])];
-      o = o == -1 ? r : o == r ? r : -2;
-    }
+    for (int i = 0; i < nd_; ++i)
+      for (int l = 0; l < W; ++l) {
+        int& o = owner[std::size_t(ix_.node(b, i, l))];
+        o = o == -1 ? r : o == r ? r : -2;
+      }
   }
   std::vector<index_t> rest;
   for (index_t b = 0; b < nb_; ++b) {
     const int r = range_of(b);
     bool own = true;
-    for (std::size_t k = std::size_t(b) * nd_ * W; k < std::size_t(b + 1) * nd_ * W && own; ++k)
-      own = owner[std::size_t(ix_.idx[k])] == r;
+    for (int i = 0; i < nd_ && own; ++i)
+      for (int l = 0; l < W && own; ++l) own = owner[std::size_t(ix_.node(b, i, l))] == r;
     if (own) interior_[std::size_t(r)].push_back(b);
     else rest.push_back(b);
   }
@@ -212,14 +213,16 @@ BatchedOperator::BatchedOperator(const BatchedInput& in, const Exec& exec, bool 
   std::vector<std::uint64_t> used(std::size_t(nn_), 0);
   for (index_t b : rest) {
     std::uint64_t taken = 0;
-    for (std::size_t k = std::size_t(b) * nd_ * W; k < std::size_t(b + 1) * nd_ * W; ++k) taken |= used[std::size_t(ix_.idx[k])];
+    for (int i = 0; i < nd_; ++i)
+      for (int l = 0; l < W; ++l) taken |= used[std::size_t(ix_.node(b, i, l))];
     int c = 0;
     while (c < max_colours && ((taken >> c) & 1)) ++c;
     if (c == max_colours) {  // every colour taken around this batch (nodes of very high valence): one thread runs it last
       last_.push_back(b);
       continue;
     }
-    for (std::size_t k = std::size_t(b) * nd_ * W; k < std::size_t(b + 1) * nd_ * W; ++k) used[std::size_t(ix_.idx[k])] |= 1ull << c;
+    for (int i = 0; i < nd_; ++i)
+      for (int l = 0; l < W; ++l) used[std::size_t(ix_.node(b, i, l))] |= 1ull << c;
     if (std::size_t(c) >= colour_.size()) colour_.resize(std::size_t(c) + 1);
     colour_[std::size_t(c)].push_back(b);
   }

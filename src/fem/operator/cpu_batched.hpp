@@ -78,7 +78,7 @@ class BatchedOperator {
   index_t compressed_elements() const { return compressed_; }
   /// Bytes of the stored geometry (factors, weights) and of the batched indices.
   std::size_t geometry_bytes() const { return geo_.size() * sizeof(double); }
-  std::size_t index_bytes() const { return ix_.idx.size() * sizeof(int); }
+  std::size_t index_bytes() const { return ix_.bytes(); }
   /// Threads, batches that run without any other thread touching their nodes, and colours
   /// (each a set of batches without shared nodes, at most 64; batches that find all 64 taken
   /// around them run last, on one thread) for the rest.

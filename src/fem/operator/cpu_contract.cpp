@@ -194,32 +194,43 @@ int mirror_parts(const std::vector<double>& A, int rows, int cols, std::vector<d
 }
 
 BatchIndices::BatchIndices(const int* map, index_t ne_, int nd_) : nd(nd_), lanes(W), ne(ne_), nb((ne_ + W - 1) / W) {
-  idx.resize(std::size_t(nb) * nd * W);
-  for (index_t b = 0; b < nb; ++b)
-    for (int l = 0; l < W; ++l) {
-      const index_t e = std::min(b * W + l, ne - 1);
-      for (int i = 0; i < nd; ++i) idx[(std::size_t(b) * nd + i) * W + l] = map[std::size_t(e) * nd + i];
-    }
-  // Where a full batch's lanes hold consecutive node ids at a local node (consecutive elements
-  // of a numbering that interleaves them, NodeOrdering::Interleaved*), its gather and scatter
-  // are one vector access.
-  consecutive.assign(std::size_t(nb) * nd, 0);
-  for (index_t b = 0; b < nb && W > 1; ++b) {
-    if ((b + 1) * W > ne) continue;
+  // Where a full batch's lanes hold at most two runs of consecutive node ids at a local node
+  // (consecutive elements of NodeOrdering::Interleaved, which numbers a group of elements
+  // together, split where the batch reaches into the next group), its gather and scatter are
+  // one or two vector accesses and its ids the runs' starts.
+  split.assign(std::size_t(nb) * nd, 0);
+  at.assign(std::size_t(nb) * nd * 2, 0);
+  ids_from.assign(std::size_t(nb), 0);
+  int g[64];
+  static_assert(W <= 64);
+  for (index_t b = 0; b < nb; ++b) {
+    ids_from[std::size_t(b)] = ids.size();
+    const bool full = (b + 1) * W <= ne;
     for (int i = 0; i < nd; ++i) {
-      const int* g = idx.data() + (std::size_t(b) * nd + i) * W;
-      bool run = true;
-      for (int l = 1; l < W && run; ++l) run = g[l] == g[0] + l;
-      consecutive[std::size_t(b) * nd + i] = run;
+      for (int l = 0; l < W; ++l) g[l] = map[std::size_t(std::min(b * W + l, ne - 1)) * nd + i];
+      int k = 1;
+      while (k < W && g[k] == g[0] + k) ++k;
+      bool two = k < W && g[k] >= k;  // the second access starts k entries before lane k's id
+      for (int l = k + 1; l < W && two; ++l) two = g[l] == g[k] + (l - k);
+      const std::size_t pos = std::size_t(b) * nd + i;
+      if (full && W > 1 && (k == W || two)) {
+        split[pos] = std::uint8_t(k);
+        at[2 * pos] = g[0];
+        at[2 * pos + 1] = k < W ? g[k] - k : 0;
+      } else {
+        at[2 * pos] = int(ids.size() - ids_from[std::size_t(b)]);
+        ids.insert(ids.end(), g, g + W);
+      }
     }
   }
+  ids.shrink_to_fit();
 }
 
 double BatchIndices::vector_access_share() const {
-  if (consecutive.empty()) return 0.0;
+  if (split.empty()) return 0.0;
   std::size_t n = 0;
-  for (std::uint8_t c : consecutive) n += c;
-  return double(n) / double(consecutive.size());
+  for (std::uint8_t k : split) n += k > 0;
+  return double(n) / double(split.size());
 }
 
 }  // namespace tessera::fem::cpu_detail

@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "cpu_indices.hpp"
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 #include "tessera/core/exec.hpp"
 #include "tessera/core/simd.hpp"
 
@@ -74,17 +77,50 @@ void derivative(bool fixed, int d, const Mat& M, const vdouble* in, vdouble* out
   along<Dim, Add>(fixed, d, M, in, out, M.rows, M.rows);
 }
 
+/// v with its lanes from..to-1 replaced by p[from..to-1] (the others are not read).
+inline vdouble load_lanes(vdouble v, const double* p, int from, int to) {
+#if defined(__AVX512F__)
+  const __mmask8 m = __mmask8(((1u << to) - 1u) & ~((1u << from) - 1u));
+  return vdouble(_mm512_mask_loadu_pd(__m512d(v), m, p));
+#elif defined(__AVX__)
+  const __m256i m = _mm256_set_epi64x(from <= 3 && 3 < to ? -1 : 0, from <= 2 && 2 < to ? -1 : 0,
+                                      from <= 1 && 1 < to ? -1 : 0, from <= 0 && 0 < to ? -1 : 0);
+  return vdouble(_mm256_blendv_pd(__m256d(v), _mm256_maskload_pd(p, m), _mm256_castsi256_pd(m)));
+#else
+  for (int l = from; l < to; ++l) v[l] = p[l];
+  return v;
+#endif
+}
+
+/// p[l] += v[l] for the lanes from..to-1 (no other entry of p is read or written).
+inline void add_lanes(double* p, vdouble v, int from, int to) {
+#if defined(__AVX512F__)
+  const __mmask8 m = __mmask8(((1u << to) - 1u) & ~((1u << from) - 1u));
+  _mm512_mask_storeu_pd(p, m, _mm512_add_pd(_mm512_maskz_loadu_pd(m, p), __m512d(v)));
+#elif defined(__AVX__)
+  const __m256i m = _mm256_set_epi64x(from <= 3 && 3 < to ? -1 : 0, from <= 2 && 2 < to ? -1 : 0,
+                                      from <= 1 && 1 < to ? -1 : 0, from <= 0 && 0 < to ? -1 : 0);
+  _mm256_maskstore_pd(p, m, _mm256_add_pd(_mm256_maskload_pd(p, m), __m256d(v)));
+#else
+  for (int l = from; l < to; ++l) p[l] += v[l];
+#endif
+}
+
 /// u(i, lane) = xc[node of local node i of the lane's element] for batch b.
 inline void gather(const BatchIndices& ix, index_t b, const double* xc, double* u) {
-  const int* ib = ix.batch(b);
-  const std::uint8_t* run = ix.consecutive.data() + std::size_t(b) * ix.nd;
+  const std::size_t first = std::size_t(b) * ix.nd;
+  const std::uint8_t* split = ix.split.data() + first;
+  const int* at = ix.at.data() + 2 * first;
+  const int* ids = ix.ids.data() + ix.ids_from[std::size_t(b)];
   for (int i = 0; i < ix.nd; ++i) {
-    const int* g = ib + i * W;
+    const int k = split[i], a = at[2 * i];
     vdouble t;
-    if (run[i]) {
-      t = simd::load(xc + g[0]);
+    if (k == W) {
+      t = simd::load(xc + a);
+    } else if (k > 0) {
+      t = load_lanes(load_lanes(vdouble{}, xc + a, 0, k), xc + at[2 * i + 1], k, W);
     } else {
-      for (int l = 0; l < W; ++l) t[l] = xc[g[l]];
+      for (int l = 0; l < W; ++l) t[l] = xc[ids[a + l]];
     }
     simd::store(u + std::size_t(i) * W, t);
   }
@@ -92,16 +128,22 @@ inline void gather(const BatchIndices& ix, index_t b, const double* xc, double* 
 
 /// yc[node] += out(i, lane) for the live lanes of batch b.
 inline void scatter(const BatchIndices& ix, index_t b, const double* out, double* yc) {
-  const int* ib = ix.batch(b);
-  const std::uint8_t* run = ix.consecutive.data() + std::size_t(b) * ix.nd;
+  const std::size_t first = std::size_t(b) * ix.nd;
+  const std::uint8_t* split = ix.split.data() + first;
+  const int* at = ix.at.data() + 2 * first;
+  const int* ids = ix.ids.data() + ix.ids_from[std::size_t(b)];
   const int n = ix.live(b);
   for (int i = 0; i < ix.nd; ++i) {
-    const int* g = ib + i * W;
     const double* t = out + std::size_t(i) * W;
-    if (run[i]) {
-      simd::store(yc + g[0], simd::load(yc + g[0]) + simd::load(t));
+    const int k = split[i], a = at[2 * i];
+    if (k == W) {
+      simd::store(yc + a, simd::load(yc + a) + simd::load(t));
+    } else if (k > 0) {
+      const vdouble v = simd::load(t);
+      add_lanes(yc + a, v, 0, k);
+      add_lanes(yc + at[2 * i + 1], v, k, W);
     } else {
-      for (int l = 0; l < n; ++l) yc[g[l]] += t[l];
+      for (int l = 0; l < n; ++l) yc[ids[a + l]] += t[l];
     }
   }
 }

@@ -116,7 +116,6 @@ std::shared_ptr<const BatchedOperator> make_batched(const Mesh& mesh, const Elem
   } else {
     ts = tabulate(H1Basis(g, p), rule);
   }
-  const int nf = diffusion ? dim * (dim + 1) / 2 : 1;
   BatchedInput in;
   in.tensor = tensor;
   in.dim = dim;
