@@ -313,6 +313,12 @@ void H1Operator::apply(View<const double, 1> x, View<double, 1> y) const {
   // SharedFirst numbering (the default from p = 4) against first touch, where nearly every node
   // is filled and added: H100, 8M DOFs, same run, p = 4..10, stored BP1-BP6 1.02-1.13x, on the
   // fly 1.01-1.10x (docs/benchmarks/operators.md, section "Shared nodes first ...")
+  // One part on the CPU's batched kernel that meets every node: it stores where it meets a
+  // node first, so y needs no zero fill (a pass over y less).
+  if (parts_.size() == 1 && parts_[0].batched && parts_[0].batched->covers_every_node()) {
+    parts_[0].batched->apply(x.data(), y.data());
+    return;
+  }
   const OperatorScatter scatter = store_exclusive_ ? OperatorScatter::StoreExclusive : OperatorScatter::Add;
   if (store_exclusive_) {
     const index_t nodes = n_ / comps_;  // each component's nodes 0 .. exclusive_from_ - 1

@@ -187,6 +187,7 @@ BatchedOperator::BatchedOperator(const BatchedInput& in, const Exec& exec, bool 
   if (threads_ == 1) {
     interior_[0].resize(std::size_t(nb_));
     for (index_t b = 0; b < nb_; ++b) interior_[0][std::size_t(b)] = b;
+    mark_first_touches();
     return;
   }
   const auto range_of = [&](index_t b) { return int(b * ranges / nb_); };
@@ -226,9 +227,10 @@ BatchedOperator::BatchedOperator(const BatchedInput& in, const Exec& exec, bool 
     if (std::size_t(c) >= colour_.size()) colour_.resize(std::size_t(c) + 1);
     colour_[std::size_t(c)].push_back(b);
   }
+  mark_first_touches();
 }
 
-template <int Dim>
+template <int Dim, bool Store>
 void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* work) const {
   Work& wk = *static_cast<Work*>(work);
   const int n = n1_, m = m1_, nq = nq_;
@@ -305,10 +307,11 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
       out = r == u ? v : u;
       tensor_apply<Dim>(fixed_, Mat{Bb_.data(), n, m, sign_[1], eo_[1].data()}, r, out, wk.t0.data(), wk.t1.data());
     }
-    scatter(ix_, b, reinterpret_cast<const double*>(out), yc);
+    scatter<Store>(ix_, b, reinterpret_cast<const double*>(out), yc);
   }
 }
 
+template <bool Store>
 void BatchedOperator::run_simplex_batch(index_t b, const double* x, double* y, void* work) const {
   Work& wk = *static_cast<Work*>(work);
   const int nd = nd_, nq = nq_;
@@ -352,7 +355,7 @@ void BatchedOperator::run_simplex_batch(index_t b, const double* x, double* y, v
       contract_any<false>(fixed_, Mat{Gst_.data(), nd, nq, 0, nullptr}, g[0], out, 1, 1);
       for (int d = 1; d < dim_; ++d) contract_any<true>(fixed_, Mat{Gst_.data() + std::size_t(d) * nd * nq, nd, nq, 0, nullptr}, g[d], out, 1, 1);
     }
-    scatter(ix_, b, reinterpret_cast<const double*>(out), y + std::size_t(c) * nn_);
+    scatter<Store>(ix_, b, reinterpret_cast<const double*>(out), y + std::size_t(c) * nn_);
   }
 }
 
@@ -390,14 +393,51 @@ void BatchedOperator::each_batch(const F& run) const {
 #endif
 }
 
-void BatchedOperator::apply_add(const double* x, double* y) const {
+template <bool Store>
+void BatchedOperator::run_all(const double* x, double* y) const {
   if (nb_ == 0) return;
   const profiling::HostScope timed("fem/operator_cpu_batched", threads_ > 1 ? Backend::OpenMP : Backend::Serial);
   each_batch([&](index_t b, void* w) {
-    if (!tensor_) run_simplex_batch(b, x, y, w);
-    else if (dim_ == 2) run_batch<2>(b, x, y, w);
-    else run_batch<3>(b, x, y, w);
+    if (!tensor_) run_simplex_batch<Store>(b, x, y, w);
+    else if (dim_ == 2) run_batch<2, Store>(b, x, y, w);
+    else run_batch<3, Store>(b, x, y, w);
   });
+}
+
+void BatchedOperator::apply_add(const double* x, double* y) const { run_all<false>(x, y); }
+
+void BatchedOperator::apply(const double* x, double* y) const {
+  TESSERA_REQUIRE(covers_, "fem::cpu_detail::BatchedOperator::apply: some node is in no batch; use apply_add on a zeroed y");
+  run_all<true>(x, y);
+}
+
+void BatchedOperator::mark_first_touches() {
+  // The order each_batch runs the batches in: a node that one range's batches touch alone is
+  // met first by the first of that range's own batches to touch it (one thread runs them in
+  // order, before any colour); every other node only by batches of the colours (one batch per
+  // colour touches it, the colours one after the other) or of last_ (after them, in order).
+  // Within a batch, local node by local node, lane by lane, as the scatter goes.
+  static_assert(W <= 8, "BatchIndices::first holds one bit per lane in a byte");
+  std::vector<char> seen(std::size_t(nn_), 0);
+  ix_.first.assign(ix_.split.size(), 0);
+  index_t met = 0;
+  const auto visit = [&](index_t b) {
+    const int live = ix_.live(b);
+    for (int i = 0; i < nd_; ++i) {
+      unsigned bits = 0;
+      for (int l = 0; l < live; ++l) {
+        char& s = seen[std::size_t(ix_.node(b, i, l))];
+        if (!s) s = 1, bits |= 1u << l, ++met;
+      }
+      ix_.first[std::size_t(b) * nd_ + i] = std::uint8_t(bits);
+    }
+  };
+  for (const auto& list : interior_)
+    for (index_t b : list) visit(b);
+  for (const auto& list : colour_)
+    for (index_t b : list) visit(b);
+  for (index_t b : last_) visit(b);
+  covers_ = met == nn_;
 }
 
 void BatchedOperator::diagonal_add(double* d) const {

@@ -69,6 +69,11 @@ class BatchedOperator {
   BatchedOperator(const BatchedInput& in, const Exec& exec, bool compress);
   /// y += A x on global vectors (comps blocks of nn entries), host memory.
   void apply_add(const double* x, double* y) const;
+  /// y = A x without a zero fill before: each batch stores where it meets a node first (in the
+  /// order the batches run) and adds elsewhere. Only where covers_every_node().
+  void apply(const double* x, double* y) const;
+  /// Every global node is met by some batch (apply writes every entry of y).
+  bool covers_every_node() const { return covers_; }
   /// d += diag(A) (comps blocks of nn entries), by sum factorization of the squared basis
   /// functions against the stored factors (no geometric factors recomputed).
   void diagonal_add(double* d) const;
@@ -109,9 +114,14 @@ class BatchedOperator {
   std::vector<index_t> last_;                   // shared batches past 64 colours: run by one thread, last
   index_t compressed_ = 0;
 
-  template <int Dim>
+  bool covers_ = false;
+  template <int Dim, bool Store>
   void run_batch(index_t b, const double* x, double* y, void* work) const;
+  template <bool Store>
   void run_simplex_batch(index_t b, const double* x, double* y, void* work) const;
+  template <bool Store>
+  void run_all(const double* x, double* y) const;
+  void mark_first_touches();  // ix_.first and covers_, from the batch lists
   template <class F>
   void each_batch(const F& run) const;  // run(b, work) over every batch, threads as apply_add
 };

@@ -92,17 +92,24 @@ inline vdouble load_lanes(vdouble v, const double* p, int from, int to) {
 #endif
 }
 
-/// p[l] += v[l] for the lanes from..to-1 (no other entry of p is read or written).
-inline void add_lanes(double* p, vdouble v, int from, int to) {
+/// p[l] += v[l] for the lanes from..to-1, p[l] = v[l] for those of them in `store` (bit l);
+/// no other entry of p is read or written, nor p[l] for the lanes in `store`.
+inline void add_lanes(double* p, vdouble v, int from, int to, unsigned store) {
 #if defined(__AVX512F__)
-  const __mmask8 m = __mmask8(((1u << to) - 1u) & ~((1u << from) - 1u));
-  _mm512_mask_storeu_pd(p, m, _mm512_add_pd(_mm512_maskz_loadu_pd(m, p), __m512d(v)));
+  const __mmask8 m = __mmask8(((1u << to) - 1u) & ~((1u << from) - 1u)), s = __mmask8(store);
+  const __m512d sum = _mm512_add_pd(_mm512_maskz_loadu_pd(__mmask8(m & ~s), p), __m512d(v));
+  _mm512_mask_storeu_pd(p, m, _mm512_mask_mov_pd(sum, s, __m512d(v)));
 #elif defined(__AVX__)
-  const __m256i m = _mm256_set_epi64x(from <= 3 && 3 < to ? -1 : 0, from <= 2 && 2 < to ? -1 : 0,
-                                      from <= 1 && 1 < to ? -1 : 0, from <= 0 && 0 < to ? -1 : 0);
-  _mm256_maskstore_pd(p, m, _mm256_add_pd(_mm256_maskload_pd(p, m), __m256d(v)));
+  const auto lane_mask = [&](bool add) {
+    long long k[4];
+    for (int l = 0; l < 4; ++l) k[l] = from <= l && l < to && (!add || !((store >> l) & 1u)) ? -1 : 0;
+    return _mm256_set_epi64x(k[3], k[2], k[1], k[0]);
+  };
+  const __m256i m = lane_mask(false), a = lane_mask(true);
+  const __m256d sum = _mm256_add_pd(_mm256_maskload_pd(p, a), __m256d(v));
+  _mm256_maskstore_pd(p, m, _mm256_blendv_pd(__m256d(v), sum, _mm256_castsi256_pd(a)));
 #else
-  for (int l = from; l < to; ++l) p[l] += v[l];
+  for (int l = from; l < to; ++l) p[l] = ((store >> l) & 1u) ? v[l] : p[l] + v[l];
 #endif
 }
 
@@ -126,24 +133,33 @@ inline void gather(const BatchIndices& ix, index_t b, const double* xc, double* 
   }
 }
 
-/// yc[node] += out(i, lane) for the live lanes of batch b.
+/// yc[node] += out(i, lane) for the live lanes of batch b; Store: yc[node] = out(i, lane) where
+/// the batch meets the node first in the order the batches run (BatchIndices::first).
+template <bool Store = false>
 inline void scatter(const BatchIndices& ix, index_t b, const double* out, double* yc) {
   const std::size_t first = std::size_t(b) * ix.nd;
   const std::uint8_t* split = ix.split.data() + first;
+  const std::uint8_t* meets = Store ? ix.first.data() + first : nullptr;
   const int* at = ix.at.data() + 2 * first;
   const int* ids = ix.ids.data() + ix.ids_from[std::size_t(b)];
   const int n = ix.live(b);
   for (int i = 0; i < ix.nd; ++i) {
     const double* t = out + std::size_t(i) * W;
     const int k = split[i], a = at[2 * i];
-    if (k == W) {
+    const unsigned store = Store ? meets[i] : 0u;
+    if (k == W && store == 0) {
       simd::store(yc + a, simd::load(yc + a) + simd::load(t));
+    } else if (k == W) {
+      add_lanes(yc + a, simd::load(t), 0, W, store);
     } else if (k > 0) {
       const vdouble v = simd::load(t);
-      add_lanes(yc + a, v, 0, k);
-      add_lanes(yc + at[2 * i + 1], v, k, W);
+      add_lanes(yc + a, v, 0, k, store);
+      add_lanes(yc + at[2 * i + 1], v, k, W, store);
     } else {
-      for (int l = 0; l < n; ++l) yc[ids[a + l]] += t[l];
+      for (int l = 0; l < n; ++l) {
+        double& y = yc[ids[a + l]];
+        y = ((store >> l) & 1u) ? t[l] : y + t[l];
+      }
     }
   }
 }

@@ -26,6 +26,9 @@ struct BatchIndices {
   std::vector<int> at;                // (nb, nd, 2)
   std::vector<int> ids;               // the lanes' ids of the positions with split 0
   std::vector<std::size_t> ids_from;  // (nb): where batch b's start in ids
+  /// (nb, nd), set by the kernel that runs the batches: bit l where lane l meets its node first
+  /// in the order the batches run (its scatter may store instead of add)
+  std::vector<std::uint8_t> first;
 
   BatchIndices() = default;
   /// From the map (ne, nd) of global node ids (cpu_contract.cpp).
@@ -42,7 +45,7 @@ struct BatchIndices {
   /// Share of the (batch, local node) accesses that are one or two vector accesses.
   double vector_access_share() const;
   std::size_t bytes() const {
-    return split.size() + (at.size() + ids.size()) * sizeof(int) + ids_from.size() * sizeof(std::size_t);
+    return split.size() + first.size() + (at.size() + ids.size()) * sizeof(int) + ids_from.size() * sizeof(std::size_t);
   }
 };
 
