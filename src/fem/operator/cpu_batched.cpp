@@ -110,6 +110,25 @@ BatchedOperator::BatchedOperator(const BatchedInput& in, const Exec& exec, bool 
     sign_[3] = mirror_parts(Db_, m1_, m1_, eo_[3]);
   }
 
+  if (tensor_ && diffusion_ && !w_.empty()) {
+    // A d_a-weighted derivative pair D_a^T W D_a with W = w_x w_y w_z is K along a times the
+    // weights along the other directions: c_k = w(k, 0, 0) / w(0, 0, 0), and wp_a(q) the weight
+    // of q with its a-th index set to 0 (w(q) = c_{q_a} wp_a(q) up to a rounding).
+    const int m = m1_;
+    K_.assign(std::size_t(m) * m, 0.0);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < m; ++j)
+        for (int a = 0; a < m; ++a)
+          K_[std::size_t(i) * m + j] += Df_[std::size_t(a) * m + i] * (w_[std::size_t(a)] / w_[0]) * Df_[std::size_t(a) * m + j];
+    Ksign_ = mirror_parts(K_, m, m, Keo_);
+    wp_.resize(std::size_t(dim_) * nq_);
+    for (int a = 0; a < dim_; ++a) {
+      int stride = 1;
+      for (int k = 0; k < a; ++k) stride *= m;
+      for (int q = 0; q < nq_; ++q) wp_[std::size_t(a) * nq_ + q] = w_[std::size_t(q - (q / stride % m) * stride)];
+    }
+  }
+
   ix_ = BatchIndices(in.idx, ne_, nd_);  // padded lanes repeat the last element (never scattered)
 
   // Geometry by batch: (NF, nq, W) per point, or (NF, W) once per element.
@@ -260,6 +279,22 @@ void BatchedOperator::run_batch(index_t b, const double* x, double* y, void* wor
       } else {
         const vdouble dj = simd::load(geo);
         for (int q = 0; q < nq; ++q) v[q] *= w_[std::size_t(q)] * dj;
+      }
+    } else if (st == FactorStorage::Diagonal && !K_.empty()) {
+      // axis-aligned: sum over a of d_a K along a, times the other directions' weights
+      vdouble* g[3] = {wk.g0.data(), wk.g1.data(), wk.g2.data()};
+      const Mat Km{K_.data(), m, m, Ksign_, Keo_.data()};
+      vdouble d[3];
+      for (int a = 0; a < Dim; ++a) {
+        derivative<Dim, false>(fixed_, a, Km, v, g[a]);
+        d[a] = simd::load(geo + std::size_t(a) * W);
+      }
+      r = nodal_ ? wk.v.data() : u;  // u is free once the points' values are formed (v), unless v is u
+      const double* wp = wp_.data();
+      for (int q = 0; q < nq; ++q) {
+        vdouble t = (wp[q] * d[0]) * g[0][q];
+        for (int a = 1; a < Dim; ++a) t = simd::fma(wp[std::size_t(a) * nq + q] * d[a], g[a][q], t);
+        r[q] = t;
       }
     } else {
       vdouble* g0 = wk.g0.data();

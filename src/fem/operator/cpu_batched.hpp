@@ -105,6 +105,12 @@ class BatchedOperator {
   std::vector<double> x1_;                     // the 1-D points (on-the-fly geometry)
   std::vector<double> eo_[4];                  // even and odd parts of Bf, Bb, Df, Db where mirror-symmetric
   int sign_[4] = {};                           // their mirror symmetry: 1, -1, or 0 (none)
+  // Diffusion on axis-aligned elements (FactorStorage::Diagonal) as a sum of Kronecker
+  // products: K = D^T diag(c) D (m x m, c the 1-D weights over the first one), and for each
+  // direction a the weight of the point with its a-th coordinate set to the first point
+  // (dim, nq); empty where the rule has no weights
+  std::vector<double> K_, Keo_, wp_;
+  int Ksign_ = 0;
   BatchIndices ix_;                            // (nb, nd, lanes); padded lanes repeat the last element
   std::vector<double> geo_;                    // per batch, at offset_[b]
   std::vector<std::size_t> offset_;
