@@ -139,7 +139,8 @@ TEST(CpuBatched, RunTimeContractionsEqualTheFixedSizeOnes) {
 // batch reach a local position through one run of consecutive ids, or two where the batch
 // reaches into the next group (the upper faces, edges and vertices): with 16 elements per row
 // every access of this mesh's full batches is one or two vector accesses (8 lanes: 12 full
-// batches; 4 and 2 lanes likewise). The first-touch numbering gives none at p = 2.
+// batches; 4 lanes likewise; with 2 lanes a pair that straddles two groups is two single
+// accesses). The first-touch numbering gives none at p = 2.
 TEST(CpuBatched, InterleavedNumberingTakesVectorAccessesAndEqualsTheTeamKernel) {
   const Mesh mesh = test::distorted_mesh("box:hex:16x2x3");
   for (int p : {1, 2, 3, 4}) {
@@ -148,7 +149,9 @@ TEST(CpuBatched, InterleavedNumberingTakesVectorAccessesAndEqualsTheTeamKernel) 
     for (const Case& c : kCases) {
       if (c.kind == OperatorKind::Mass && c.rule == QuadratureType::GaussLobatto) continue;
       const H1Operator A(space, c.kind, Exec::serial(), options(c, p, true));
-      EXPECT_EQ(A.cpu_kernel().vector_access_share, 1.0) << p;
+      const double share = A.cpu_kernel().vector_access_share;
+      if (cpu_detail::BatchedOperator::lanes() > 2) EXPECT_EQ(share, 1.0) << p;
+      else EXPECT_GT(share, 0.9) << p;  // 2 lanes: 0.94-0.96 (the pairs that straddle two groups go lane by lane)
       EXPECT_LE(rel_diff(apply_to(A, x), apply_to(H1Operator(space, c.kind, Exec::serial(), options(c, p, false)), x)),
                 1e-14)
           << name(c.kind) << " p = " << p;
@@ -180,9 +183,8 @@ TEST(CpuBatched, BatchIndicesKeepRunsAndGiveBackEveryId) {
   }
   const cpu_detail::BatchIndices ix(map.data(), ne, nd);
   ASSERT_EQ(ix.nb, 4);
-  // with 2 lanes any two ids are two runs
-  const int apart = W == 2 ? 1 : 0;
-  const int expected[4] = {W, W / 2, apart, 0};
+  // with 2 lanes two runs are two single accesses: the per-lane path
+  const int expected[4] = {W, W > 2 ? W / 2 : 0, 0, 0};
   for (index_t b = 0; b < ix.nb; ++b)
     for (int i = 0; i < nd; ++i) {
       EXPECT_EQ(int(ix.split[std::size_t(b) * nd + i]), b < 3 ? expected[i] : 0) << "batch " << b << " node " << i;
@@ -190,7 +192,7 @@ TEST(CpuBatched, BatchIndicesKeepRunsAndGiveBackEveryId) {
         EXPECT_EQ(ix.node(b, i, l), map[std::size_t(std::min<index_t>(b * W + l, ne - 1)) * nd + i])
             << "batch " << b << " node " << i << " lane " << l;
     }
-  EXPECT_DOUBLE_EQ(ix.vector_access_share(), (W == 2 ? 9.0 : 6.0) / 16.0);
+  EXPECT_DOUBLE_EQ(ix.vector_access_share(), (W == 2 ? 3.0 : 6.0) / 16.0);
 }
 
 TEST(CpuBatched, QuadrilateralsEqualTheTeamKernelOnDistortedElements) {

@@ -210,7 +210,9 @@ BatchIndices::BatchIndices(const int* map, index_t ne_, int nd_) : nd(nd_), lane
       for (int l = 0; l < W; ++l) g[l] = map[std::size_t(std::min(b * W + l, ne - 1)) * nd + i];
       int k = 1;
       while (k < W && g[k] == g[0] + k) ++k;
-      bool two = k < W && g[k] >= k;  // the second access starts k entries before lane k's id
+      // two runs: the second access starts k entries before lane k's id; with 2 lanes two runs
+      // are two single accesses, left to the per-lane path
+      bool two = W > 2 && k < W && g[k] >= k;
       for (int l = k + 1; l < W && two; ++l) two = g[l] == g[k] + (l - k);
       const std::size_t pos = std::size_t(b) * nd + i;
       if (full && W > 1 && (k == W || two)) {
