@@ -308,17 +308,17 @@ H1Operator::H1Operator(const H1Space& space, OperatorKind kind, Exec exec, const
 void H1Operator::apply(View<const double, 1> x, View<double, 1> y) const {
   TESSERA_REQUIRE(x.size() == n_ && y.size() == n_, "fem::H1Operator::apply: vectors of ", x.size(), " and ",
                   y.size(), " entries, expected ", n_);
-  // With store_exclusive_, the nodes that one element uses alone (from exclusive_from_ on) are
-  // stored by their element's kernel, so only the shared ones are zero filled. With the
-  // SharedFirst numbering (the default from p = 4) against first touch, where nearly every node
-  // is filled and added: H100, 8M DOFs, same run, p = 4..10, stored BP1-BP6 1.02-1.13x, on the
-  // fly 1.01-1.10x (docs/benchmarks/operators.md, section "Shared nodes first ...")
   // One part on the CPU's batched kernel that meets every node: it stores where it meets a
   // node first, so y needs no zero fill (a pass over y less).
   if (parts_.size() == 1 && parts_[0].batched && parts_[0].batched->covers_every_node()) {
     parts_[0].batched->apply(x.data(), y.data());
     return;
   }
+  // With store_exclusive_, the nodes that one element uses alone (from exclusive_from_ on) are
+  // stored by their element's kernel, so only the shared ones are zero filled. With the
+  // SharedFirst numbering (the default from p = 4) against first touch, where nearly every node
+  // is filled and added: H100, 8M DOFs, same run, p = 4..10, stored BP1-BP6 1.02-1.13x, on the
+  // fly 1.01-1.10x (docs/benchmarks/operators.md, section "Shared nodes first ...")
   const OperatorScatter scatter = store_exclusive_ ? OperatorScatter::StoreExclusive : OperatorScatter::Add;
   if (store_exclusive_) {
     const index_t nodes = n_ / comps_;  // each component's nodes 0 .. exclusive_from_ - 1

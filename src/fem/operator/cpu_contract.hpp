@@ -77,14 +77,25 @@ void derivative(bool fixed, int d, const Mat& M, const vdouble* in, vdouble* out
   along<Dim, Add>(fixed, d, M, in, out, M.rows, M.rows);
 }
 
+#if defined(__AVX512F__)
+/// The lanes from..to-1, less those in `except` (bit l), as a mask.
+inline __mmask8 lane_mask(int from, int to, unsigned except = 0) {
+  return __mmask8(((1u << to) - 1u) & ~((1u << from) - 1u) & ~except);
+}
+#elif defined(__AVX__)
+inline __m256i lane_mask(int from, int to, unsigned except = 0) {
+  long long k[4];
+  for (int l = 0; l < 4; ++l) k[l] = from <= l && l < to && !((except >> l) & 1u) ? -1 : 0;
+  return _mm256_set_epi64x(k[3], k[2], k[1], k[0]);
+}
+#endif
+
 /// v with its lanes from..to-1 replaced by p[from..to-1] (the others are not read).
 inline vdouble load_lanes(vdouble v, const double* p, int from, int to) {
 #if defined(__AVX512F__)
-  const __mmask8 m = __mmask8(((1u << to) - 1u) & ~((1u << from) - 1u));
-  return vdouble(_mm512_mask_loadu_pd(__m512d(v), m, p));
+  return vdouble(_mm512_mask_loadu_pd(__m512d(v), lane_mask(from, to), p));
 #elif defined(__AVX__)
-  const __m256i m = _mm256_set_epi64x(from <= 3 && 3 < to ? -1 : 0, from <= 2 && 2 < to ? -1 : 0,
-                                      from <= 1 && 1 < to ? -1 : 0, from <= 0 && 0 < to ? -1 : 0);
+  const __m256i m = lane_mask(from, to);
   return vdouble(_mm256_blendv_pd(__m256d(v), _mm256_maskload_pd(p, m), _mm256_castsi256_pd(m)));
 #else
   for (int l = from; l < to; ++l) v[l] = p[l];
@@ -96,18 +107,12 @@ inline vdouble load_lanes(vdouble v, const double* p, int from, int to) {
 /// no other entry of p is read or written, nor p[l] for the lanes in `store`.
 inline void add_lanes(double* p, vdouble v, int from, int to, unsigned store) {
 #if defined(__AVX512F__)
-  const __mmask8 m = __mmask8(((1u << to) - 1u) & ~((1u << from) - 1u)), s = __mmask8(store);
-  const __m512d sum = _mm512_add_pd(_mm512_maskz_loadu_pd(__mmask8(m & ~s), p), __m512d(v));
-  _mm512_mask_storeu_pd(p, m, _mm512_mask_mov_pd(sum, s, __m512d(v)));
+  const __m512d sum = _mm512_add_pd(_mm512_maskz_loadu_pd(lane_mask(from, to, store), p), __m512d(v));
+  _mm512_mask_storeu_pd(p, lane_mask(from, to), _mm512_mask_mov_pd(sum, __mmask8(store), __m512d(v)));
 #elif defined(__AVX__)
-  const auto lane_mask = [&](bool add) {
-    long long k[4];
-    for (int l = 0; l < 4; ++l) k[l] = from <= l && l < to && (!add || !((store >> l) & 1u)) ? -1 : 0;
-    return _mm256_set_epi64x(k[3], k[2], k[1], k[0]);
-  };
-  const __m256i m = lane_mask(false), a = lane_mask(true);
+  const __m256i a = lane_mask(from, to, store);
   const __m256d sum = _mm256_add_pd(_mm256_maskload_pd(p, a), __m256d(v));
-  _mm256_maskstore_pd(p, m, _mm256_blendv_pd(__m256d(v), sum, _mm256_castsi256_pd(a)));
+  _mm256_maskstore_pd(p, lane_mask(from, to), _mm256_blendv_pd(__m256d(v), sum, _mm256_castsi256_pd(a)));
 #else
   for (int l = from; l < to; ++l) p[l] = ((store >> l) & 1u) ? v[l] : p[l] + v[l];
 #endif
